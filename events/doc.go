@@ -1,0 +1,29 @@
+// Package events is weft's event log: the envelope every state change is
+// recorded in, the closed catalogue of event types, and the Store port that
+// the backends implement.
+//
+// The log is the source of truth. A session's state is a fold of the events
+// in its stream; projections are disposable views rebuilt from the global
+// order. Backends live in subpackages (memstore, jetstream, esdb) and every
+// one of them passes the exported conformance suite in storetest.
+//
+// # Versions and positions
+//
+// Every event has two coordinates:
+//
+//   - Version: its place in its own stream, starting at 1. A stream that
+//     holds n events is "at version n"; a stream that does not exist is at
+//     version 0.
+//   - Position: its place in the global order across all streams. Positions
+//     are strictly increasing in append order but need not be dense (the
+//     EventStoreDB backend uses commit positions). A consumer checkpoints the
+//     Position of the last event it processed and resumes "after" it; 0 means
+//     "from the beginning".
+//
+// # Appends
+//
+// Append is conditional on an ExpectedVersion (Any, NoStream, or Exact(n)),
+// all-or-nothing for a batch, and idempotent by event ID: re-appending a
+// batch whose IDs are already stored, in the same order, at the end of the
+// stream or anywhere in it, returns the original result and writes nothing.
+package events

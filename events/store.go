@@ -1,0 +1,76 @@
+package events
+
+import (
+	"context"
+	"iter"
+)
+
+// Store is the port every event-log backend implements.
+//
+// All methods are safe for concurrent use. Methods that take a context block
+// until the operation completes or the context is done.
+type Store interface {
+	Appender
+	Reader
+	Subscriber
+	// Close releases the backend's resources. It does not close a bus
+	// connection or server that the caller passed in. Close is idempotent.
+	Close() error
+}
+
+// Appender writes events.
+type Appender interface {
+	// Append writes evs to the end of stream as one all-or-nothing batch,
+	// if the stream is at the expected version.
+	//
+	// The store assigns Stream, Version and Position. It fills ID (a new
+	// UUIDv7), Time (now, UTC) and SchemaVersion (the catalogue's current
+	// version for the type) when they are zero; callers that want retries
+	// to be idempotent set ID themselves (see New).
+	//
+	// Errors: ErrInvalidStream for a name ValidateStream rejects;
+	// ErrWrongExpectedVersion (as a *WrongVersionError) when the stream is
+	// not at expected; ErrPayloadTooLarge when an event's Data exceeds the
+	// backend's limit; ErrEmptyAppend for no events; ErrInvalidEvent for an
+	// event without a Type. Nothing is written when an error is returned.
+	Append(ctx context.Context, stream string, expected ExpectedVersion, evs ...Event) (AppendResult, error)
+}
+
+// Reader reads stored events.
+type Reader interface {
+	// ReadStream returns the events of stream with Version >= from, in
+	// version order. from 0 and 1 both mean the whole stream. It returns
+	// ErrStreamNotFound for a stream that has no events.
+	ReadStream(ctx context.Context, stream string, from uint64) ([]Event, error)
+
+	// ReadAll yields every event with Position > after in global order,
+	// then ends. Breaking out of the loop stops the read. An error ends the
+	// sequence with that error as its last element.
+	ReadAll(ctx context.Context, after uint64) iter.Seq2[Event, error]
+}
+
+// Subscriber follows the log.
+type Subscriber interface {
+	// Subscribe yields every event with Position > after in global order:
+	// first those already stored (catch-up), then each new one as it is
+	// appended (live), with no gap and no duplicate between the two phases.
+	// It blocks waiting for new events and ends when ctx is done (yielding
+	// ctx.Err() as its last element), when the loop breaks, or on a backend
+	// error. A consumer checkpoints Event.Position and passes it as after to
+	// resume.
+	Subscribe(ctx context.Context, after uint64) iter.Seq2[Event, error]
+}
+
+// AppendResult says where a successful append put its events.
+type AppendResult struct {
+	// FirstVersion and LastVersion are the versions of the first and last
+	// appended event; LastVersion is the expected version for the next
+	// append to the same stream.
+	FirstVersion uint64 `json:"first_version"`
+	LastVersion  uint64 `json:"last_version"`
+	// LastPosition is the global position of the last appended event.
+	LastPosition uint64 `json:"last_position"`
+	// Duplicate is true when every event was already stored (an idempotent
+	// re-append) and nothing was written.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
