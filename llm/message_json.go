@@ -1,0 +1,172 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The JSON form of a Message:
+//
+//	{"role":"assistant","parts":[
+//	  {"kind":"text","text":"Adding."},
+//	  {"kind":"tool_call","id":"call_add","name":"add","arguments":{"left":2,"right":3}}]}
+//
+// Each part is its struct's JSON fields plus "kind". Decoding is strict: an
+// unknown kind is an *UnknownPartError, an unknown field, a missing role or
+// a message that fails Validate is an error matching ErrInvalidMessage.
+// Nothing is dropped or defaulted silently.
+
+type messageWire struct {
+	Role  Role              `json:"role"`
+	Parts []json.RawMessage `json:"parts"`
+}
+
+// MarshalJSON encodes m in the form described above. It refuses a nil part.
+func (m Message) MarshalJSON() ([]byte, error) {
+	w := messageWire{Role: m.Role, Parts: make([]json.RawMessage, len(m.Parts))}
+	for i, p := range m.Parts {
+		b, err := marshalPart(p)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s message part %d: %w", m.Role, i, err)
+		}
+		w.Parts[i] = b
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes m strictly (see the JSON form above) and validates
+// it. On error m is left unchanged.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var w messageWire
+	if err := strictUnmarshal(data, &w); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidMessage, err)
+	}
+	out := Message{Role: w.Role, Parts: make([]Part, len(w.Parts))}
+	for i, raw := range w.Parts {
+		p, err := unmarshalPart(raw)
+		if err != nil {
+			return fmt.Errorf("decode %s message part %d: %w", w.Role, i, err)
+		}
+		out.Parts[i] = p
+	}
+	if err := out.Validate(); err != nil {
+		return err
+	}
+	*m = out
+	return nil
+}
+
+// The wire forms: a part's fields plus its kind. The embedded struct's
+// fields are promoted into the same JSON object.
+type (
+	instructionsWire struct {
+		Kind PartKind `json:"kind"`
+		Instructions
+	}
+	userPromptWire struct {
+		Kind PartKind `json:"kind"`
+		UserPrompt
+	}
+	textWire struct {
+		Kind PartKind `json:"kind"`
+		Text
+	}
+	toolCallWire struct {
+		Kind PartKind `json:"kind"`
+		ToolCall
+	}
+	toolReturnWire struct {
+		Kind PartKind `json:"kind"`
+		ToolReturn
+	}
+	retryPromptWire struct {
+		Kind PartKind `json:"kind"`
+		RetryPrompt
+	}
+)
+
+func marshalPart(p Part) ([]byte, error) {
+	switch p := p.(type) {
+	case Instructions:
+		return json.Marshal(instructionsWire{p.Kind(), p})
+	case UserPrompt:
+		return json.Marshal(userPromptWire{p.Kind(), p})
+	case Text:
+		return json.Marshal(textWire{p.Kind(), p})
+	case ToolCall:
+		return json.Marshal(toolCallWire{p.Kind(), p})
+	case ToolReturn:
+		return json.Marshal(toolReturnWire{p.Kind(), p})
+	case RetryPrompt:
+		return json.Marshal(retryPromptWire{p.Kind(), p})
+	case nil:
+		return nil, fmt.Errorf("%w: nil part", ErrInvalidMessage)
+	}
+	// Unreachable while Part is sealed.
+	return nil, &UnknownPartError{Kind: string(p.Kind())}
+}
+
+func unmarshalPart(data []byte) (Part, error) {
+	var head struct {
+		Kind *PartKind `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidMessage, err)
+	}
+	if head.Kind == nil {
+		return nil, fmt.Errorf("%w: part without a kind", ErrInvalidMessage)
+	}
+	var (
+		p   Part
+		err error
+	)
+	switch *head.Kind {
+	case KindInstructions:
+		var w instructionsWire
+		err = strictUnmarshal(data, &w)
+		p = w.Instructions
+	case KindUserPrompt:
+		var w userPromptWire
+		err = strictUnmarshal(data, &w)
+		p = w.UserPrompt
+	case KindText:
+		var w textWire
+		err = strictUnmarshal(data, &w)
+		p = w.Text
+	case KindToolCall:
+		var w toolCallWire
+		err = strictUnmarshal(data, &w)
+		p = w.ToolCall
+	case KindToolReturn:
+		var w toolReturnWire
+		err = strictUnmarshal(data, &w)
+		p = w.ToolReturn
+	case KindRetryPrompt:
+		var w retryPromptWire
+		err = strictUnmarshal(data, &w)
+		p = w.RetryPrompt
+	default:
+		return nil, &UnknownPartError{Kind: string(*head.Kind)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s part: %v", ErrInvalidMessage, *head.Kind, err)
+	}
+	return p, nil
+}
+
+// strictUnmarshal decodes exactly one JSON value into v, refusing unknown
+// fields and trailing data.
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after JSON value")
+	}
+	return nil
+}
