@@ -1,0 +1,126 @@
+package events
+
+import "slices"
+
+// The catalogue: every event type weft records. The set is closed; Decode
+// rejects any other type. Type strings are dotted lowercase tokens that
+// become NATS subject suffixes, so subscribers can filter on them
+// (weft.evt.session.*.tool.returned). CATALOGUE.md documents each type, its
+// data struct and its schema versions.
+const (
+	// Runs: one agent run inside a session.
+	TypeRunStarted   Type = "run.started"   // RunStarted
+	TypeRunWaiting   Type = "run.waiting"   // RunWaiting
+	TypeRunResumed   Type = "run.resumed"   // RunResumed
+	TypeRunCompleted Type = "run.completed" // RunCompleted
+	TypeRunFailed    Type = "run.failed"    // RunFailed
+	TypeRunCancelled Type = "run.cancelled" // RunCancelled
+
+	// Model calls.
+	TypeModelRequest  Type = "model.request"  // ModelRequest
+	TypeModelResponse Type = "model.response" // ModelResponse
+
+	// Tool calls.
+	TypeToolRequested Type = "tool.requested" // ToolRequested
+	TypeToolStarted   Type = "tool.started"   // ToolStarted
+	TypeToolRetried   Type = "tool.retried"   // ToolRetried
+	TypeToolReturned  Type = "tool.returned"  // ToolReturned
+	TypeToolProgress  Type = "tool.progress"  // ToolProgress
+
+	// Human approval of a tool call.
+	TypeApprovalRequested Type = "approval.requested" // ApprovalRequested
+	TypeApprovalDecided   Type = "approval.decided"   // ApprovalDecided
+
+	// Deferred tool calls, resolved outside the run.
+	TypeDeferredRequested Type = "deferred.requested" // DeferredRequested
+	TypeDeferredResolved  Type = "deferred.resolved"  // DeferredResolved
+
+	// Toolset lifecycle.
+	TypeToolsetInitialized Type = "toolset.initialized" // ToolsetInitialized
+	TypeToolsetRefreshed   Type = "toolset.refreshed"   // ToolsetRefreshed
+	TypeToolsetClosed      Type = "toolset.closed"      // ToolsetClosed
+	TypeToolsetUnavailable Type = "toolset.unavailable" // ToolsetUnavailable
+	TypeToolsetFailed      Type = "toolset.failed"      // ToolsetFailed
+
+	// Tool search (loading tools on demand).
+	TypeToolSearchInitialized Type = "tool_search.initialized" // ToolSearchInitialized
+	TypeToolSearchLoaded      Type = "tool_search.loaded"      // ToolSearchLoaded
+	TypeToolSearchNoMatch     Type = "tool_search.no_match"    // ToolSearchNoMatch
+	TypeToolSearchFailed      Type = "tool_search.failed"      // ToolSearchFailed
+
+	// Usage accounting.
+	TypeUsageSnapshot Type = "usage.snapshot" // UsageSnapshot
+)
+
+// spec is the catalogue entry of one type: its current schema version and,
+// per known schema version, a constructor of its data struct.
+type spec struct {
+	current int
+	data    map[int]func() any
+}
+
+// v1 is the spec of a type whose only schema version is 1, with data T.
+func v1[T any]() spec {
+	return spec{current: 1, data: map[int]func() any{1: func() any { return new(T) }}}
+}
+
+// catalogue maps every known type to its spec.
+var catalogue = map[Type]spec{
+	TypeRunStarted:   v1[RunStarted](),
+	TypeRunWaiting:   v1[RunWaiting](),
+	TypeRunResumed:   v1[RunResumed](),
+	TypeRunCompleted: v1[RunCompleted](),
+	TypeRunFailed:    v1[RunFailed](),
+	TypeRunCancelled: v1[RunCancelled](),
+
+	TypeModelRequest:  v1[ModelRequest](),
+	TypeModelResponse: v1[ModelResponse](),
+
+	TypeToolRequested: v1[ToolRequested](),
+	TypeToolStarted:   v1[ToolStarted](),
+	TypeToolRetried:   v1[ToolRetried](),
+	TypeToolReturned:  v1[ToolReturned](),
+	TypeToolProgress:  v1[ToolProgress](),
+
+	TypeApprovalRequested: v1[ApprovalRequested](),
+	TypeApprovalDecided:   v1[ApprovalDecided](),
+
+	TypeDeferredRequested: v1[DeferredRequested](),
+	TypeDeferredResolved:  v1[DeferredResolved](),
+
+	TypeToolsetInitialized: v1[ToolsetInitialized](),
+	TypeToolsetRefreshed:   v1[ToolsetRefreshed](),
+	TypeToolsetClosed:      v1[ToolsetClosed](),
+	TypeToolsetUnavailable: v1[ToolsetUnavailable](),
+	TypeToolsetFailed:      v1[ToolsetFailed](),
+
+	TypeToolSearchInitialized: v1[ToolSearchInitialized](),
+	TypeToolSearchLoaded:      v1[ToolSearchLoaded](),
+	TypeToolSearchNoMatch:     v1[ToolSearchNoMatch](),
+	TypeToolSearchFailed:      v1[ToolSearchFailed](),
+
+	TypeUsageSnapshot: v1[UsageSnapshot](),
+}
+
+// Types returns every type in the catalogue, sorted.
+func Types() []Type {
+	ts := make([]Type, 0, len(catalogue))
+	for t := range catalogue {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// Known reports whether t is in the catalogue.
+func (t Type) Known() bool {
+	_, ok := catalogue[t]
+	return ok
+}
+
+// SchemaVersion returns the current schema version of t's data, and false
+// for a type that is not in the catalogue.
+func (t Type) SchemaVersion() (int, bool) {
+	s, ok := catalogue[t]
+	return s.current, ok
+}

@@ -1,0 +1,239 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// This file holds the data structs of the catalogue, one per type, at their
+// current schema version. They are plain JSON values: ids that the envelope
+// already carries (session, run, tool call) are not repeated here, and
+// payloads owned by other packages (model messages, tool arguments and
+// returns) are carried as json.RawMessage in their canonical encoding.
+
+// ErrorInfo describes a failure recorded in an event.
+type ErrorInfo struct {
+	// Kind is a short machine-readable class ("timeout", "panic", …).
+	Kind    string `json:"kind,omitempty"`
+	Message string `json:"message"`
+}
+
+// Usage counts what a run or a session consumed.
+type Usage struct {
+	Requests         int64 `json:"requests,omitempty"`
+	InputTokens      int64 `json:"input_tokens,omitempty"`
+	OutputTokens     int64 `json:"output_tokens,omitempty"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	ToolCalls        int64 `json:"tool_calls,omitempty"`
+	// Details holds provider-specific counters.
+	Details map[string]int64 `json:"details,omitempty"`
+}
+
+// RunStarted (run.started) records the start of an agent run.
+type RunStarted struct {
+	Agent string `json:"agent,omitempty"`
+	// Input is what the run was started with (canonical JSON).
+	Input       json.RawMessage `json:"input,omitempty"`
+	ParentRunID string          `json:"parent_run_id,omitempty"`
+}
+
+// RunWaiting (run.waiting) records that a run paused until approvals or
+// deferred tool calls are resolved.
+type RunWaiting struct {
+	// Reason is "approval", "deferred" or both, comma-separated.
+	Reason      string   `json:"reason"`
+	ToolCallIDs []string `json:"tool_call_ids,omitempty"`
+}
+
+// RunResumed (run.resumed) records that a waiting run continued.
+type RunResumed struct {
+	ToolCallIDs []string `json:"tool_call_ids,omitempty"`
+}
+
+// RunCompleted (run.completed) records a run's successful end.
+type RunCompleted struct {
+	Output json.RawMessage `json:"output,omitempty"`
+	Usage  *Usage          `json:"usage,omitempty"`
+}
+
+// RunFailed (run.failed) records a run's failed end.
+type RunFailed struct {
+	Error ErrorInfo `json:"error"`
+	Usage *Usage    `json:"usage,omitempty"`
+}
+
+// RunCancelled (run.cancelled) records that a run was cancelled.
+type RunCancelled struct {
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// ModelRequest (model.request) records a request sent to a model.
+type ModelRequest struct {
+	Model string `json:"model"`
+	// Messages is the request's message list (canonical JSON).
+	Messages json.RawMessage `json:"messages,omitempty"`
+	// Tools names the tools offered to the model.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// ModelResponse (model.response) records a model's answer.
+type ModelResponse struct {
+	Model string `json:"model"`
+	// Message is the response message (canonical JSON).
+	Message      json.RawMessage `json:"message,omitempty"`
+	FinishReason string          `json:"finish_reason,omitempty"`
+	// ToolCallIDs are the ids of the tool calls the response asks for; each
+	// has its own tool.requested event.
+	ToolCallIDs []string `json:"tool_call_ids,omitempty"`
+	Usage       *Usage   `json:"usage,omitempty"`
+}
+
+// ToolRequested (tool.requested) records a tool call the model asked for.
+type ToolRequested struct {
+	Tool      string          `json:"tool"`
+	Toolset   string          `json:"toolset,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ToolStarted (tool.started) records that an attempt of a tool call began.
+type ToolStarted struct {
+	Tool    string `json:"tool"`
+	Attempt int    `json:"attempt"`
+	// Node is where the attempt runs, when not in the session's process.
+	Node string `json:"node,omitempty"`
+}
+
+// ToolRetried (tool.retried) records that an attempt failed and another
+// one is scheduled.
+type ToolRetried struct {
+	Tool    string    `json:"tool"`
+	Attempt int       `json:"attempt"` // the attempt that failed
+	Error   ErrorInfo `json:"error"`
+	// Delay before the next attempt.
+	Delay time.Duration `json:"delay_ns,omitempty"`
+	// Arguments, when the retry changes them (canonical JSON).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ToolReturned (tool.returned) records a tool call's final return.
+type ToolReturned struct {
+	Tool string `json:"tool"`
+	// Return is the canonical tool return (JSON, as the toolsets package
+	// encodes it).
+	Return  json.RawMessage `json:"return"`
+	IsError bool            `json:"is_error,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
+}
+
+// ToolProgress (tool.progress) records progress reported by a running
+// tool.
+type ToolProgress struct {
+	Tool     string  `json:"tool"`
+	Message  string  `json:"message,omitempty"`
+	Progress float64 `json:"progress,omitempty"`
+	Total    float64 `json:"total,omitempty"`
+}
+
+// ApprovalRequested (approval.requested) records that a tool call needs a
+// human decision before it runs.
+type ApprovalRequested struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// ApprovalDecided (approval.decided) records the decision on an approval.
+type ApprovalDecided struct {
+	Approved bool   `json:"approved"`
+	By       string `json:"by,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// Arguments replaces the call's arguments when the approver edited them.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// DeferredRequested (deferred.requested) records a tool call whose result
+// comes from outside the run (another system, a person).
+type DeferredRequested struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+// DeferredResolved (deferred.resolved) records the outside result of a
+// deferred tool call.
+type DeferredResolved struct {
+	Return  json.RawMessage `json:"return"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// ToolsetInitialized (toolset.initialized) records that a toolset started
+// and which tools it offers.
+type ToolsetInitialized struct {
+	Toolset string   `json:"toolset"`
+	Tools   []string `json:"tools,omitempty"`
+}
+
+// ToolsetRefreshed (toolset.refreshed) records a change of a toolset's
+// tools.
+type ToolsetRefreshed struct {
+	Toolset string   `json:"toolset"`
+	Tools   []string `json:"tools,omitempty"`
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+}
+
+// ToolsetClosed (toolset.closed) records that a toolset was shut down.
+type ToolsetClosed struct {
+	Toolset string `json:"toolset"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// ToolsetUnavailable (toolset.unavailable) records that a toolset cannot
+// serve calls for now and may come back.
+type ToolsetUnavailable struct {
+	Toolset string    `json:"toolset"`
+	Error   ErrorInfo `json:"error"`
+	// RetryAt is when the runtime tries again, if it does.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+}
+
+// ToolsetFailed (toolset.failed) records that a toolset failed for good.
+type ToolsetFailed struct {
+	Toolset string    `json:"toolset"`
+	Error   ErrorInfo `json:"error"`
+}
+
+// ToolSearchInitialized (tool_search.initialized) records the tools a tool
+// search can load.
+type ToolSearchInitialized struct {
+	Toolset    string   `json:"toolset,omitempty"`
+	Searchable []string `json:"searchable,omitempty"`
+}
+
+// ToolSearchLoaded (tool_search.loaded) records tools loaded by a search.
+type ToolSearchLoaded struct {
+	Query string   `json:"query"`
+	Tools []string `json:"tools"`
+}
+
+// ToolSearchNoMatch (tool_search.no_match) records a search that found
+// nothing.
+type ToolSearchNoMatch struct {
+	Query string `json:"query"`
+}
+
+// ToolSearchFailed (tool_search.failed) records a search that failed.
+type ToolSearchFailed struct {
+	Query string    `json:"query"`
+	Error ErrorInfo `json:"error"`
+}
+
+// UsageSnapshot (usage.snapshot) records cumulative usage at a point in a
+// run or session.
+type UsageSnapshot struct {
+	// Scope is "run" or "session".
+	Scope string `json:"scope,omitempty"`
+	Usage Usage  `json:"usage"`
+}

@@ -1,0 +1,279 @@
+// Package memstore is an in-memory events.Store for unit tests and
+// single-process tools. It keeps every event in memory until the store is
+// garbage collected; nothing is durable.
+//
+// Positions are dense (the n-th event appended to the store has Position
+// n). Live subscribers are woken by a broadcast that never blocks an
+// appender: a slow subscriber only falls behind and catches up by reading
+// the log, it never holds up a writer.
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
+)
+
+var _ events.Store = (*Store)(nil)
+
+// chunk is how many events a reader copies out per lock acquisition.
+const chunk = 256
+
+// Store is an in-memory event store. Create one with New; the zero value is
+// not usable.
+type Store struct {
+	maxData int
+
+	mu      sync.Mutex
+	all     []events.Event      // the global log; all[i].Position == i+1
+	streams map[string][]uint64 // stream → positions of its events; index = version-1
+	ids     map[uuid.UUID]uint64
+	changed chan struct{} // closed and replaced on every append
+	closed  bool
+	done    chan struct{} // closed by Close
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithMaxDataBytes sets the largest event Data the store accepts; larger
+// Data is refused with events.ErrPayloadTooLarge. n <= 0 means
+// events.DefaultMaxDataBytes (1 MiB), the default.
+func WithMaxDataBytes(n int) Option {
+	return func(s *Store) {
+		if n <= 0 {
+			n = events.DefaultMaxDataBytes
+		}
+		s.maxData = n
+	}
+}
+
+// New returns an empty store.
+func New(opts ...Option) *Store {
+	s := &Store{
+		maxData: events.DefaultMaxDataBytes,
+		streams: make(map[string][]uint64),
+		ids:     make(map[uuid.UUID]uint64),
+		changed: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Append implements events.Appender. It does not block beyond taking the
+// store's lock.
+func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err}
+	}
+	if s.isClosed() {
+		return events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: events.ErrClosed}
+	}
+	batch, err := events.PrepareAppend(stream, evs, s.maxData)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: events.ErrClosed}
+	}
+	if res, dup, err := s.duplicateLocked(stream, batch); dup || err != nil {
+		return res, err
+	}
+	positions := s.streams[stream]
+	current := uint64(len(positions))
+	if !expected.Matches(current) {
+		return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: current}
+	}
+	for i := range batch {
+		ev := &batch[i]
+		ev.Version = current + uint64(i) + 1
+		ev.Position = uint64(len(s.all)) + 1
+		s.all = append(s.all, *ev)
+		positions = append(positions, ev.Position)
+		s.ids[ev.ID] = ev.Position
+	}
+	s.streams[stream] = positions
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return events.AppendResult{
+		FirstVersion: batch[0].Version,
+		LastVersion:  batch[len(batch)-1].Version,
+		LastPosition: batch[len(batch)-1].Position,
+	}, nil
+}
+
+// duplicateLocked reports whether batch is a re-append of events already in
+// stream, and if so the original result. A batch that shares only some ids
+// with stored events, or stores them elsewhere or in another order, is
+// refused with ErrInvalidEvent.
+func (s *Store) duplicateLocked(stream string, batch []events.Event) (events.AppendResult, bool, error) {
+	var stored []events.Event
+	for _, ev := range batch {
+		if pos, ok := s.ids[ev.ID]; ok {
+			stored = append(stored, s.all[pos-1])
+		}
+	}
+	if len(stored) == 0 {
+		return events.AppendResult{}, false, nil
+	}
+	for i, old := range stored {
+		if len(stored) != len(batch) || old.Stream != stream || old.Version != stored[0].Version+uint64(i) || old.ID != batch[i].ID {
+			return events.AppendResult{}, false, &events.Error{Op: "append", Stream: stream, Err: fmt.Errorf(
+				"%w: event id %s is already stored (stream %q, version %d) and the batch is not a re-append of stored events",
+				events.ErrInvalidEvent, old.ID, old.Stream, old.Version)}
+		}
+	}
+	last := stored[len(stored)-1]
+	return events.AppendResult{
+		FirstVersion: stored[0].Version,
+		LastVersion:  last.Version,
+		LastPosition: last.Position,
+		Duplicate:    true,
+	}, true, nil
+}
+
+// ReadStream implements events.Reader.
+func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: err}
+	}
+	if err := events.ValidateStream(stream); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrClosed}
+	}
+	positions, ok := s.streams[stream]
+	if !ok {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
+	}
+	from = max(from, 1)
+	if from > uint64(len(positions)) {
+		return []events.Event{}, nil
+	}
+	out := make([]events.Event, 0, uint64(len(positions))-from+1)
+	for _, pos := range positions[from-1:] {
+		out = append(out, clone(s.all[pos-1]))
+	}
+	return out, nil
+}
+
+// ReadAll implements events.Reader. It copies events out in chunks, so it
+// never holds the store's lock while the loop body runs; events appended
+// while it reads may or may not be included.
+func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		next := after
+		for {
+			evs, _, err := s.readChunk(ctx, "read all", next)
+			if err != nil {
+				yield(events.Event{}, err)
+				return
+			}
+			if len(evs) == 0 {
+				return
+			}
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			next = evs[len(evs)-1].Position
+		}
+	}
+}
+
+// Subscribe implements events.Subscriber. It reads the log in chunks like
+// ReadAll and, once caught up, waits for the next append's broadcast, the
+// context, or Close (which ends it with ErrClosed).
+func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		next := after
+		for {
+			evs, changed, err := s.readChunk(ctx, "subscribe", next)
+			if err != nil {
+				yield(events.Event{}, err)
+				return
+			}
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if len(evs) > 0 {
+				next = evs[len(evs)-1].Position
+				continue
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				yield(events.Event{}, ctx.Err())
+				return
+			case <-s.done:
+				yield(events.Event{}, &events.Error{Op: "subscribe", Err: events.ErrClosed})
+				return
+			}
+		}
+	}
+}
+
+// readChunk copies up to chunk events with Position > after. With none to
+// return it also returns the channel the next append will close.
+func (s *Store) readChunk(ctx context.Context, op string, after uint64) ([]events.Event, <-chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, &events.Error{Op: op, Err: events.ErrClosed}
+	}
+	if after >= uint64(len(s.all)) {
+		return nil, s.changed, nil
+	}
+	src := s.all[after:min(after+chunk, uint64(len(s.all)))]
+	out := make([]events.Event, len(src))
+	for i, ev := range src {
+		out[i] = clone(ev)
+	}
+	return out, nil, nil
+}
+
+// Close implements events.Store. It ends live subscriptions with
+// ErrClosed; every later call fails with ErrClosed. It is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+	}
+	return nil
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// clone returns ev with its own copy of Data, so callers cannot change the
+// stored event.
+func clone(ev events.Event) events.Event {
+	ev.Data = bytes.Clone(ev.Data)
+	return ev
+}

@@ -1,0 +1,35 @@
+package memstore_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/events/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newStore is the suite's Factory, with a small payload limit so the
+// payload tests stay cheap.
+func newStore(opts ...memstore.Option) storetest.Factory {
+	return func(t testing.TB) events.Store {
+		s := memstore.New(opts...)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, newStore(), storetest.Options{})
+}
+
+func TestConformanceSmallLimit(t *testing.T) {
+	storetest.Run(t, newStore(memstore.WithMaxDataBytes(1000)), storetest.Options{MaxDataBytes: 1000, Concurrency: 3})
+}
+
+func BenchmarkStore(b *testing.B) {
+	storetest.RunBenchmarks(b, newStore())
+}

@@ -1,0 +1,83 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// DefaultMaxDataBytes is the largest Data a backend accepts unless
+// configured otherwise: 1 MiB.
+const DefaultMaxDataBytes = 1 << 20
+
+// PrepareAppend checks an append's arguments the way the Store contract
+// requires and returns the events as they are to be stored: copies of evs
+// with Stream set, Version and Position cleared, and ID (a new UUIDv7), Time
+// (now, UTC) and SchemaVersion (the type's current one, when the type is in
+// the catalogue) filled where zero. Backends call it first in Append so that
+// they all refuse the same inputs with the same errors:
+//
+//   - ErrInvalidStream for a name ValidateStream rejects;
+//   - ErrEmptyAppend for no events;
+//   - ErrInvalidEvent for an event without a Type, with Data that is not
+//     valid JSON, or with the same ID as another event of the batch;
+//   - ErrPayloadTooLarge for Data longer than maxData bytes (maxData <= 0
+//     means DefaultMaxDataBytes).
+//
+// Errors are *Error with Op "append".
+func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
+	if err := ValidateStream(stream); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			err = e.Err
+		}
+		return nil, &Error{Op: "append", Stream: stream, Err: err}
+	}
+	if len(evs) == 0 {
+		return nil, &Error{Op: "append", Stream: stream, Err: ErrEmptyAppend}
+	}
+	if maxData <= 0 {
+		maxData = DefaultMaxDataBytes
+	}
+	bad := func(i int, sentinel error, format string, args ...any) error {
+		return &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d: %s", sentinel, i, fmt.Sprintf(format, args...))}
+	}
+	now := time.Now().UTC()
+	out := make([]Event, len(evs))
+	seen := make(map[uuid.UUID]struct{}, len(evs))
+	for i, ev := range evs {
+		switch {
+		case ev.Type == "":
+			return nil, bad(i, ErrInvalidEvent, "no type")
+		case len(ev.Data) > maxData:
+			return nil, bad(i, ErrPayloadTooLarge, "data is %d bytes, limit %d", len(ev.Data), maxData)
+		case len(ev.Data) > 0 && !json.Valid(ev.Data):
+			return nil, bad(i, ErrInvalidEvent, "data is not valid JSON")
+		}
+		if ev.ID == uuid.Nil {
+			id, err := uuid.NewV7()
+			if err != nil {
+				return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("new event id: %w", err)}
+			}
+			ev.ID = id
+		}
+		if _, dup := seen[ev.ID]; dup {
+			return nil, bad(i, ErrInvalidEvent, "id %s appears twice in the batch", ev.ID)
+		}
+		seen[ev.ID] = struct{}{}
+		if ev.Time.IsZero() {
+			ev.Time = now
+		}
+		if ev.SchemaVersion == 0 {
+			ev.SchemaVersion, _ = ev.Type.SchemaVersion()
+		}
+		ev.Stream, ev.Version, ev.Position = stream, 0, 0
+		ev.Data = bytes.Clone(ev.Data)
+		out[i] = ev
+	}
+	return out, nil
+}

@@ -1,0 +1,246 @@
+// Package storetest is the conformance suite every events.Store backend
+// runs. A backend's test calls Run with a Factory that returns a fresh,
+// empty store:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t testing.TB) events.Store {
+//			s := memstore.New()
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		}, storetest.Options{})
+//	}
+//
+// and its benchmarks call RunBenchmarks the same way.
+//
+// Every subtest takes its own store from the Factory and names its streams
+// with a random prefix; reads of the global log (ReadAll, Subscribe) ignore
+// streams without that prefix, so the suite also passes against a shared
+// server that already holds other data.
+//
+// Beyond what the events.Store documentation states, the suite requires:
+//
+//   - Time survives to the nanosecond (compared with time.Time.Equal) and
+//     Data survives byte for byte when it is compact JSON;
+//   - Data of exactly Options.MaxDataBytes bytes is accepted;
+//   - ReadStream from a version past the end of an existing stream returns
+//     no events and no error;
+//   - Close ends live subscriptions with an error matching
+//     events.ErrClosed, and every later call fails with ErrClosed (ReadAll
+//     and Subscribe yield it as their only element);
+//   - the events of a batch refused for any reason are not remembered for
+//     deduplication: the same ids can be appended afterwards.
+//
+// Every wait is bounded (see Timeout), so a broken backend fails the suite
+// instead of hanging it.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
+)
+
+// Factory returns a fresh, empty store and registers its own cleanup with
+// t.Cleanup. The suite may Close the store itself; Close is idempotent.
+type Factory func(t testing.TB) events.Store
+
+// Options tunes the suite to a backend.
+type Options struct {
+	// MaxDataBytes is the largest Data the backend accepts; the suite
+	// appends exactly that much (which must succeed) and MaxDataBytes+1
+	// (which must fail with ErrPayloadTooLarge). 0 means
+	// events.DefaultMaxDataBytes.
+	MaxDataBytes int
+	// Concurrency is the number of appenders in the concurrency test
+	// (default 8).
+	Concurrency int
+}
+
+// Timeout bounds every wait of one subtest: a subscription that has not
+// delivered what it should within it fails the subtest.
+const Timeout = 30 * time.Second
+
+// Run runs every conformance subtest against stores from newStore.
+func Run(t *testing.T, newStore Factory, opts Options) {
+	if opts.MaxDataBytes <= 0 {
+		opts.MaxDataBytes = events.DefaultMaxDataBytes
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 8
+	}
+	tests := []struct {
+		name string
+		run  func(*fixture)
+	}{
+		{"round trip", testRoundTrip},
+		{"expected version", testExpectedVersion},
+		{"batch all or nothing", testBatchAllOrNothing},
+		{"idempotent re-append", testIdempotent},
+		{"concurrent appenders", testConcurrentAppenders},
+		{"global order", testGlobalOrder},
+		{"read stream from version", testReadStreamFrom},
+		{"read missing stream", testReadMissing},
+		{"subscribe catch-up then live", testSubscribeCatchUpLive},
+		{"subscribe resume from checkpoint", testSubscribeResume},
+		{"subscribe ends on cancel", testSubscribeCancel},
+		{"payload limit", testPayloadLimit},
+		{"invalid stream names", testInvalidStreams},
+		{"valid stream names", testValidStreams},
+		{"empty append", testEmptyAppend},
+		{"invalid event", testInvalidEvent},
+		{"close", testClose},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run(newFixture(t, newStore, opts))
+		})
+	}
+}
+
+// fixture is one subtest's store, context and stream-name prefix.
+type fixture struct {
+	t      *testing.T
+	s      events.Store
+	ctx    context.Context
+	prefix string
+	opts   Options
+	// newStore makes the stores of fresh fixtures.
+	newStore Factory
+}
+
+func newFixture(t *testing.T, newStore Factory, opts Options) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), Timeout)
+	t.Cleanup(cancel)
+	return &fixture{t: t, s: newStore(t), ctx: ctx, prefix: randomPrefix(), opts: opts, newStore: newStore}
+}
+
+// fresh returns a fixture with a new store for the subtest t.
+func (f *fixture) fresh(t *testing.T) *fixture {
+	t.Helper()
+	return newFixture(t, f.newStore, f.opts)
+}
+
+// sub returns f for the subtest t.
+func (f *fixture) sub(t *testing.T) *fixture {
+	c := *f
+	c.t = t
+	return &c
+}
+
+// randomPrefix returns a fresh stream-name prefix such as "st3fa29c1e-".
+func randomPrefix() string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return "st" + hex.EncodeToString(b[:]) + "-"
+}
+
+// stream returns the name of this fixture's stream called name.
+func (f *fixture) stream(name string) string { return f.prefix + name }
+
+// mine reports whether ev belongs to one of this fixture's streams.
+func (f *fixture) mine(ev events.Event) bool { return strings.HasPrefix(ev.Stream, f.prefix) }
+
+// event returns a new event of type typ with a fresh id and data {"n":n}.
+func event(typ events.Type, n int) events.Event {
+	return events.Event{
+		ID:   uuid.Must(uuid.NewV7()),
+		Type: typ,
+		Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
+	}
+}
+
+// eventsN returns n events numbered from first.
+func eventsN(first, n int) []events.Event {
+	evs := make([]events.Event, n)
+	for i := range evs {
+		evs[i] = event(events.TypeToolProgress, first+i)
+	}
+	return evs
+}
+
+// mustAppend appends and fails the test on error.
+func (f *fixture) mustAppend(stream string, expected events.ExpectedVersion, evs ...events.Event) events.AppendResult {
+	f.t.Helper()
+	res, err := f.s.Append(f.ctx, stream, expected, evs...)
+	if err != nil {
+		f.t.Fatalf("Append(%q, %v, %d events): %v", stream, expected, len(evs), err)
+	}
+	return res
+}
+
+// readStream reads stream from version from and fails the test on error.
+func (f *fixture) readStream(stream string, from uint64) []events.Event {
+	f.t.Helper()
+	evs, err := f.s.ReadStream(f.ctx, stream, from)
+	if err != nil {
+		f.t.Fatalf("ReadStream(%q, %d): %v", stream, from, err)
+	}
+	return evs
+}
+
+// readAll returns this fixture's events with Position > after, in global
+// order, and fails the test on error.
+func (f *fixture) readAll(after uint64) []events.Event {
+	f.t.Helper()
+	var out []events.Event
+	for ev, err := range f.s.ReadAll(f.ctx, after) {
+		if err != nil {
+			f.t.Fatalf("ReadAll(%d): %v", after, err)
+		}
+		if f.mine(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// ids returns the ids of evs.
+func ids(evs []events.Event) []uuid.UUID {
+	out := make([]uuid.UUID, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.ID
+	}
+	return out
+}
+
+// checkPositions fails the test unless positions strictly increase.
+func (f *fixture) checkPositions(what string, evs []events.Event) {
+	f.t.Helper()
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Position <= evs[i-1].Position {
+			f.t.Fatalf("%s: position %d at index %d does not follow position %d", what, evs[i].Position, i, evs[i-1].Position)
+		}
+	}
+}
+
+// await runs fn in a goroutine and waits for it, failing the test if it
+// has not returned within Timeout plus a grace period: fn's own waits are
+// bounded by the fixture's context, so a backend that ignores the context
+// is caught here instead of hanging the suite.
+func (f *fixture) await(what string, fn func()) {
+	f.t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	timer := time.NewTimer(Timeout + 10*time.Second)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		f.t.Fatalf("%s did not return after its context expired", what)
+	}
+}
