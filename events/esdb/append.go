@@ -1,0 +1,124 @@
+package esdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
+)
+
+// Append implements events.Appender. See the package documentation for how
+// idempotency and wrong expected versions are resolved.
+func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
+	if s.closed() {
+		return events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: events.ErrClosed}
+	}
+	prepared, err := events.PrepareAppend(stream, evs, s.maxData)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
+	appendID := uuid.NewString()
+	data := make([]esdb.EventData, len(prepared))
+	for i, ev := range prepared {
+		if data[i], err = toEventData(ev, appendID); err != nil {
+			return events.AppendResult{}, s.wrap("append", stream, err)
+		}
+	}
+
+	wr, err := s.client.AppendToStream(ctx, s.dbStream(stream), esdb.AppendToStreamOptions{ExpectedRevision: toRevision(expected)}, data...)
+	switch {
+	case err == nil:
+	case isWrongExpectedVersion(err):
+		return s.resolveConflict(ctx, stream, expected, prepared)
+	case isTooLarge(err):
+		return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("%w: refused by the server: %w", events.ErrPayloadTooLarge, err))
+	default:
+		return events.AppendResult{}, s.wrap("append", stream, err)
+	}
+
+	// wr.NextExpectedVersion is the revision of the batch's last event,
+	// whether this call wrote it or an earlier one did (a deduplicated
+	// retry). The append id in its metadata tells which.
+	lastRev := wr.NextExpectedVersion
+	n := uint64(len(prepared))
+	if lastRev+1 < n {
+		return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("server reported revision %d after appending %d events", lastRev, n))
+	}
+	last, lastAppendID, err := s.readEvent(ctx, stream, lastRev)
+	if err != nil {
+		return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("read back the appended events: %w", err))
+	}
+	if last.ID != prepared[n-1].ID {
+		return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("event at revision %d is %s, want the batch's last event %s", lastRev, last.ID, prepared[n-1].ID))
+	}
+	res := events.AppendResult{
+		FirstVersion: lastRev + 2 - n,
+		LastVersion:  lastRev + 1,
+		LastPosition: last.Position,
+		Duplicate:    lastAppendID != appendID,
+	}
+	if res.LastPosition == 0 && !res.Duplicate && wr.CommitPosition != 0 {
+		// A server that does not report positions on stream reads.
+		res.LastPosition = wr.CommitPosition + 1
+	}
+	return res, nil
+}
+
+// resolveConflict handles a "wrong expected version" answer: the batch may
+// already be stored (a retry under another expectation than the original),
+// in which case the append is a duplicate; otherwise it is a
+// *events.WrongVersionError with the stream's current version.
+func (s *Store) resolveConflict(ctx context.Context, stream string, expected events.ExpectedVersion, batch []events.Event) (events.AppendResult, error) {
+	stored, err := s.ReadStream(ctx, stream, 0)
+	if err != nil && !errors.Is(err, events.ErrStreamNotFound) {
+		return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("wrong expected version, then read the stream: %w", err))
+	}
+	if res, ok := findBatch(stored, batch); ok {
+		return res, nil
+	}
+	return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: uint64(len(stored))}
+}
+
+// findBatch looks for the batch's ids, in order and contiguous, in stored
+// (a whole stream) and returns the result of the append that stored them.
+func findBatch(stored, batch []events.Event) (events.AppendResult, bool) {
+	for i, ev := range stored {
+		if ev.ID != batch[0].ID {
+			continue
+		}
+		if i+len(batch) > len(stored) {
+			return events.AppendResult{}, false
+		}
+		for j := range batch {
+			if stored[i+j].ID != batch[j].ID {
+				return events.AppendResult{}, false
+			}
+		}
+		last := stored[i+len(batch)-1]
+		return events.AppendResult{
+			FirstVersion: stored[i].Version,
+			LastVersion:  last.Version,
+			LastPosition: last.Position,
+			Duplicate:    true,
+		}, true
+	}
+	return events.AppendResult{}, false
+}
+
+// readEvent reads the event at revision rev of stream, with its append id.
+func (s *Store) readEvent(ctx context.Context, stream string, rev uint64) (events.Event, string, error) {
+	rs, err := s.client.ReadStream(ctx, s.dbStream(stream), esdb.ReadStreamOptions{From: esdb.Revision(rev)}, 1)
+	if err != nil {
+		return events.Event{}, "", err
+	}
+	defer rs.Close()
+	re, err := rs.Recv()
+	if err != nil {
+		return events.Event{}, "", err
+	}
+	return fromRecorded(re.OriginalEvent(), stream)
+}

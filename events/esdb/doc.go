@@ -1,0 +1,56 @@
+// Package esdb is the EventStoreDB (KurrentDB) backend of the event log: an
+// events.Store over the official Go client,
+// github.com/EventStore/EventStore-Client-Go/v4/esdb.
+//
+// # Mapping
+//
+//   - Streams are EventStoreDB streams of the same name (after
+//     events.ValidateStream), optionally behind a prefix (WithStreamPrefix)
+//     that scopes a Store to its own part of a shared database.
+//   - Version is the EventStoreDB revision plus one: revisions count from 0,
+//     versions from 1. Exact(n) is sent as revision n-1, NoStream and Any as
+//     themselves.
+//   - Position is the commit position of the event in $all plus one, so
+//     that no event has position 0 (which the port reserves for "from the
+//     beginning"). Positions are strictly increasing but not dense: they
+//     are byte offsets in the server's transaction log. A checkpointed
+//     Position p is resumed from the $all position (p-1, p-1); only 0 and
+//     positions this backend returned are valid, anything else is refused
+//     by the server as an invalid position.
+//   - The event ID is the EventStoreDB event id, Type the event type, and
+//     Data the event data with content type application/json. The rest of
+//     the envelope (schema version, time, session, run, tool-call,
+//     correlation and causation ids) is the event's JSON metadata (see
+//     Metadata), together with the id of the append that wrote it.
+//
+// # Appends and idempotency
+//
+// A batch is one EventStoreDB append, which is atomic. EventStoreDB
+// deduplicates a re-append of the same event ids made with the same
+// expected revision as the original (and, best effort, under Any). Append
+// tells a duplicate from a fresh write by reading back the last event of
+// the batch and comparing the append id in its metadata, so Duplicate and
+// the original versions and position are reported exactly. When the server
+// answers "wrong expected version", Append reads the stream: if the batch's
+// ids are already stored in order anywhere in it, the append is a
+// duplicate; otherwise the error is a *events.WrongVersionError whose
+// Actual is the stream's version at that read.
+//
+// Limits: Data larger than the configured maximum (default
+// events.DefaultMaxDataBytes) is refused before sending; the server's own
+// maximum append size (1 MiB by default, for the whole batch with its
+// metadata) is also reported as events.ErrPayloadTooLarge. A re-append
+// under an expected version that matches the stream's current version
+// (for example Exact(current) after the original batch was stored with
+// another expectation) is written again by EventStoreDB and cannot be
+// caught here; retries must reuse the original expectation.
+//
+// # Reading
+//
+// ReadAll and Subscribe read $all and skip system events (streams or event
+// types starting with "$") and, with a prefix, every stream outside it.
+// Subscribe is an EventStoreDB catch-up subscription to $all (a
+// server-side stream-prefix filter when a prefix is set). Servers older
+// than 22.10 do not report positions on stream reads; ReadStream leaves
+// Position 0 for such events.
+package esdb
