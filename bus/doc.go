@@ -1,0 +1,23 @@
+// Package bus is weft's NATS layer: the embedded nats-server, connections to
+// an external NATS cluster, and the naming of every subject weft uses.
+//
+// # Embedded or external
+//
+// A single machine runs the real nats-server inside the process
+// (StartServer): JetStream keeps its file store in a data directory the
+// user can see, clients connect in-process without a network port, the
+// server installs no signal handlers and never exits the process. A
+// cluster points every process at an external NATS URL instead (Connect);
+// the code above this package is the same in both cases.
+//
+// # Subjects
+//
+// All subject names are built in subjects.go and nowhere else:
+//
+//	weft.evt.<category>.<id>.<type tokens>   an event of a stream
+//	weft.cmd.session.<id>.<verb>             a command to a session actor
+//	weft.tool.<name>                         a remote tool's queue group
+//
+// Identifiers that are not valid subject tokens are escaped (EscapeToken),
+// never passed through; see EscapeToken for the exact rules.
+package bus

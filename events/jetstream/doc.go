@@ -1,0 +1,72 @@
+// Package jetstream is weft's default events.Store: the event log kept in
+// one NATS JetStream stream, on the embedded nats-server (bus.StartServer)
+// or on an external NATS cluster (bus.Connect). Nothing in it depends on
+// which of the two it talks to.
+//
+// # Layout
+//
+// All events live in one JetStream stream (DefaultStreamName, configurable)
+// bound to "<root>.evt.>". Each event is one message on the subject of its
+// weft stream and type, as named by the bus package:
+//
+//	weft.evt.session.42.tool.returned
+//
+// so that "weft.evt.session.*.tool.returned" or "weft.evt.session.42.>" are
+// ordinary NATS filters for subscribers that do not use this package. The
+// body is the JSON envelope (id, stream, version, type, schema version,
+// time, ids, data); the global Position of an event is its JetStream stream
+// sequence, and its Version is carried in the body.
+//
+// # Appends
+//
+// Append is conditional: every append carries the JetStream headers
+// Nats-Expected-Last-Subject-Sequence and
+// Nats-Expected-Last-Subject-Sequence-Subject (the stream's wildcard
+// subject), so the server refuses it if any event was appended to the weft
+// stream since the version the append was computed from. The store caches
+// the last (version, sequence) of each stream it wrote; a stale cache only
+// costs a refused publish and a re-read. A batch of several events is
+// published as one nats-server atomic batch (stream option
+// AllowAtomicPublish, nats-server 2.12 or later): all of it is stored, or
+// none of it.
+//
+// Every message carries Nats-Msg-Id = event id. The server checks message
+// ids before it checks expected sequences, so re-appending a batch after a
+// lost acknowledgement, within the duplicate window (WithDuplicateWindow,
+// default DefaultDuplicateWindow), is recognised by the server; the store
+// then reads the stream and returns the original versions and position with
+// Duplicate set. A re-append with an exact expected version is recognised
+// at any age (the version check fails and the store looks for the ids
+// after the expected version). A re-append with events.Any after the
+// duplicate window has passed is not recognised and stores the events
+// again: retry with an exact version, or within the window.
+//
+// # Durability
+//
+// What an acknowledged append survives is decided by the server's fsync
+// policy, which this package does not choose. On the embedded server it is
+// bus.ServerConfig.Sync:
+//
+//   - bus.SyncAlways: the server writes and fsyncs every event before it
+//     acknowledges the append (an atomic batch is fsynced once, at its
+//     commit). An acknowledged append survives a crash of the process and
+//     a power loss.
+//   - bus.SyncPeriodic (the nats-server default): the server acknowledges
+//     once the event is in its write buffer, writes the buffer to the
+//     stream's block file within milliseconds, and fsyncs every sync
+//     interval (2 minutes by default). An acknowledged append survives a
+//     clean shutdown and, once written, a crash of the process; the last
+//     sync interval can be lost on a power loss or kernel crash.
+//
+// On an external cluster the same choice is the server's jetstream
+// sync_interval setting ("always" or a duration), and a stream with
+// WithReplicas(3) acknowledges only once a majority of replicas hold the
+// event.
+//
+// # Reads
+//
+// ReadStream and ReadAll use batched direct gets (stream option
+// AllowDirect): no consumer is created on the server. Subscribe uses an
+// ordered consumer, which recovers from gaps by itself, so catch-up and
+// live delivery are one sequence with no gap and no duplicate.
+package jetstream

@@ -1,0 +1,132 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strconv"
+
+	"github.com/synadia-io/orbit.go/jetstreamext"
+
+	"github.com/weft-run/weft/events"
+)
+
+// pageSize is how many messages one batched direct get asks for.
+const pageSize = 1024
+
+// hdrNumPending is the direct-get response header that counts the messages
+// still matching the request after this one.
+const hdrNumPending = "Nats-Num-Pending"
+
+// scan calls fn with every event on subjects matching filter with stream
+// sequence >= from, in order, until fn returns false or the messages
+// stored when scan reached them run out. It returns the number of events
+// passed to fn.
+func (s *Store) scan(ctx context.Context, filter string, from uint64, fn func(ev events.Event) bool) (int, error) {
+	n := 0
+	seq := max(from, 1)
+	for {
+		if err := s.live(ctx); err != nil {
+			return n, err
+		}
+		page, err := jetstreamext.GetBatch(ctx, s.js, s.name, pageSize,
+			jetstreamext.GetBatchSeq(seq), jetstreamext.GetBatchSubject(filter))
+		if err != nil {
+			return n, s.readErr(ctx, err)
+		}
+		last := ""
+		got := 0
+		for msg, err := range page {
+			if errors.Is(err, jetstreamext.ErrNoMessages) {
+				return n, nil
+			}
+			if err != nil {
+				return n, s.readErr(ctx, err)
+			}
+			ev, err := decodeEvent(msg.Data, msg.Sequence)
+			if err != nil {
+				return n, err
+			}
+			n++
+			got++
+			seq = msg.Sequence + 1
+			last = msg.Header.Get(hdrNumPending)
+			if !fn(ev) {
+				return n, nil
+			}
+		}
+		if got == 0 || last == "0" {
+			return n, nil
+		}
+		if _, err := strconv.ParseUint(last, 10, 64); err != nil {
+			return n, errors.New("direct get: bad " + hdrNumPending + " header " + strconv.Quote(last))
+		}
+	}
+}
+
+// live returns ErrClosed once the store is closed, else ctx's error.
+func (s *Store) live(ctx context.Context) error {
+	if s.closed() {
+		return events.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// readErr turns an error of a read into ErrClosed when the store was
+// closed under it.
+func (s *Store) readErr(ctx context.Context, err error) error {
+	if s.closed() {
+		return events.ErrClosed
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// ReadStream implements events.Reader. It blocks for one batched direct
+// get per 1024 events of the stream.
+func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
+	if err := events.ValidateStream(stream); err != nil {
+		return nil, err
+	}
+	if err := s.live(ctx); err != nil {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: err}
+	}
+	filter, err := s.subjects.StreamEvents(stream)
+	if err != nil {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: errors.Join(events.ErrInvalidStream, err)}
+	}
+	out := []events.Event{}
+	n, err := s.scan(ctx, filter, 1, func(ev events.Event) bool {
+		if ev.Version >= from {
+			out = append(out, ev)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: err}
+	}
+	if n == 0 {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
+	}
+	return out, nil
+}
+
+// ReadAll implements events.Reader. Events appended while it reads may or
+// may not be included.
+func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		stopped := false
+		_, err := s.scan(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event) bool {
+			if !yield(ev, nil) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		if err != nil && !stopped {
+			yield(events.Event{}, &events.Error{Op: "read all", Err: err})
+		}
+	}
+}

@@ -1,0 +1,251 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events"
+)
+
+var _ events.Store = (*Store)(nil)
+
+const (
+	// DefaultStreamName is the JetStream stream that holds the log.
+	DefaultStreamName = "WEFT_EVENTS"
+	// DefaultDuplicateWindow is how long the server remembers event ids for
+	// deduplicating re-appends with events.Any (the nats-server default).
+	DefaultDuplicateWindow = 2 * time.Minute
+	// envelopeReserve is the part of the server's max payload kept for the
+	// JSON envelope and the headers; the rest is the Data limit.
+	envelopeReserve = 8 << 10
+	// maxHeads bounds the cache of stream heads.
+	maxHeads = 1 << 16
+)
+
+// Option configures a Store.
+type Option func(*config) error
+
+type config struct {
+	streamName string
+	subjects   bus.Subjects
+	dupWindow  time.Duration
+	replicas   int
+	maxData    int
+}
+
+// WithStreamName sets the JetStream stream that holds the log (default
+// DefaultStreamName). Two stores with different stream names must also use
+// different subject roots (WithSubjects): JetStream streams cannot share
+// subjects.
+func WithStreamName(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("empty stream name")
+		}
+		c.streamName = name
+		return nil
+	}
+}
+
+// WithSubjects sets the subject scheme (default bus.Default, rooted at
+// "weft").
+func WithSubjects(s bus.Subjects) Option {
+	return func(c *config) error {
+		if s.Root() == "" {
+			return errors.New("zero bus.Subjects; use bus.Default or bus.NewSubjects")
+		}
+		c.subjects = s
+		return nil
+	}
+}
+
+// WithDuplicateWindow sets how long the server remembers event ids to
+// recognise a re-append with events.Any after a lost acknowledgement
+// (default DefaultDuplicateWindow). Re-appends with an exact expected
+// version are recognised at any age. Longer windows cost server memory per
+// event appended within the window.
+func WithDuplicateWindow(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("duplicate window %v: must be positive", d)
+		}
+		c.dupWindow = d
+		return nil
+	}
+}
+
+// WithReplicas sets the number of replicas of the stream on a cluster
+// (default 1; 3 for a fault-tolerant cluster).
+func WithReplicas(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 5 {
+			return fmt.Errorf("replicas %d: must be 1 to 5", n)
+		}
+		c.replicas = n
+		return nil
+	}
+}
+
+// WithMaxDataBytes lowers the largest event Data the store accepts; the
+// default and the ceiling is the server's max payload less 8 KiB for the
+// envelope.
+func WithMaxDataBytes(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("max data bytes %d: must be positive", n)
+		}
+		c.maxData = n
+		return nil
+	}
+}
+
+// Store is the JetStream event store. Create it with New. It does not own
+// the connection: Close leaves it open.
+type Store struct {
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	stream   jetstream.Stream
+	name     string
+	subjects bus.Subjects
+	maxData  int
+	maxMsg   int
+
+	mu    sync.Mutex
+	heads map[string]head
+
+	// closing is the store's lifetime: Close cancels it, which ends
+	// subscriptions and in-flight reads.
+	closing context.Context
+	close   context.CancelFunc
+}
+
+// head is the last known (version, stream sequence) of a weft stream.
+type head struct {
+	version uint64
+	seq     uint64
+}
+
+// New returns a store on the connection nc, creating the JetStream stream
+// or updating its configuration. It fails if the server does not support
+// atomic batch publish (nats-server 2.12 or later) or JetStream.
+func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
+	cfg := config{
+		streamName: DefaultStreamName,
+		subjects:   bus.Default,
+		dupWindow:  DefaultDuplicateWindow,
+		replicas:   1,
+	}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("jetstream store: %w", err)
+		}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream store: %w", err)
+	}
+	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:               cfg.streamName,
+		Description:        "weft event log",
+		Subjects:           []string{cfg.subjects.AllEvents()},
+		Retention:          jetstream.LimitsPolicy,
+		Storage:            jetstream.FileStorage,
+		Replicas:           cfg.replicas,
+		Duplicates:         cfg.dupWindow,
+		AllowDirect:        true,
+		AllowAtomicPublish: true,
+		DenyDelete:         true,
+		DenyPurge:          true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jetstream store: create stream %q: %w", cfg.streamName, err)
+	}
+	maxMsg := int(nc.MaxPayload())
+	maxData := maxMsg - envelopeReserve
+	if cfg.maxData > 0 && cfg.maxData < maxData {
+		maxData = cfg.maxData
+	}
+	if maxData <= 0 {
+		return nil, fmt.Errorf("jetstream store: server max payload %d is too small", maxMsg)
+	}
+	closing, cancel := context.WithCancel(context.Background())
+	return &Store{
+		nc:       nc,
+		js:       js,
+		stream:   stream,
+		name:     cfg.streamName,
+		subjects: cfg.subjects,
+		maxData:  maxData,
+		maxMsg:   maxMsg,
+		heads:    make(map[string]head),
+		closing:  closing,
+		close:    cancel,
+	}, nil
+}
+
+// MaxDataBytes returns the largest event Data the store accepts.
+func (s *Store) MaxDataBytes() int { return s.maxData }
+
+// StreamName returns the JetStream stream that holds the log.
+func (s *Store) StreamName() string { return s.name }
+
+// Close implements events.Store: it ends live subscriptions with
+// events.ErrClosed, and every later call fails with ErrClosed. The
+// connection stays open. Close is idempotent.
+func (s *Store) Close() error {
+	s.close()
+	return nil
+}
+
+func (s *Store) closed() bool { return s.closing.Err() != nil }
+
+// cachedHead returns the cached head of stream.
+func (s *Store) cachedHead(stream string) (head, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.heads[stream]
+	return h, ok
+}
+
+// setHead records h as the head of stream unless a later head is known.
+func (s *Store) setHead(stream string, h head) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.heads[stream]; ok && old.seq >= h.seq {
+		return
+	}
+	if len(s.heads) >= maxHeads {
+		clear(s.heads)
+	}
+	s.heads[stream] = h
+}
+
+// dropHead forgets the cached head of stream.
+func (s *Store) dropHead(stream string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.heads, stream)
+}
+
+// fetchHead reads the last event of stream from the server.
+func (s *Store) fetchHead(ctx context.Context, filter string) (head, error) {
+	msg, err := s.stream.GetLastMsgForSubject(ctx, filter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return head{}, nil
+	}
+	if err != nil {
+		return head{}, fmt.Errorf("read stream head: %w", err)
+	}
+	ev, err := decodeEvent(msg.Data, msg.Sequence)
+	if err != nil {
+		return head{}, err
+	}
+	return head{version: ev.Version, seq: msg.Sequence}, nil
+}

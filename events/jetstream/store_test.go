@@ -1,0 +1,108 @@
+package jetstream_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events"
+	jsstore "github.com/weft-run/weft/events/jetstream"
+	"github.com/weft-run/weft/events/storetest"
+)
+
+// startServer starts an embedded server on a fresh directory (or dir, when
+// given) and shuts it down on cleanup.
+func startServer(t testing.TB, sync bus.SyncPolicy, dir string) *bus.Server {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: dir, Sync: sync})
+	if err != nil {
+		t.Fatalf("StartServer: %v", err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
+// connect opens an in-process connection closed on cleanup.
+func connect(t testing.TB, srv *bus.Server) *nats.Conn {
+	t.Helper()
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// newStore returns a store on nc, closed on cleanup.
+func newStore(t testing.TB, nc *nats.Conn, opts ...jsstore.Option) *jsstore.Store {
+	t.Helper()
+	s, err := jsstore.New(context.Background(), nc, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// embeddedFactory gives every store its own embedded server.
+func embeddedFactory(sync bus.SyncPolicy) storetest.Factory {
+	return func(t testing.TB) events.Store {
+		return newStore(t, connect(t, startServer(t, sync, "")))
+	}
+}
+
+func TestConformanceEmbedded(t *testing.T) {
+	probe := newStore(t, connect(t, startServer(t, bus.SyncPeriodic, "")))
+	storetest.Run(t, embeddedFactory(bus.SyncPeriodic), storetest.Options{MaxDataBytes: probe.MaxDataBytes()})
+}
+
+// TestConformanceExternal runs the suite against the NATS server at
+// WEFT_NATS_URL, each store on its own JetStream stream and subject root,
+// deleted on cleanup.
+func TestConformanceExternal(t *testing.T) {
+	url := os.Getenv("WEFT_NATS_URL")
+	if url == "" {
+		t.Skip("set WEFT_NATS_URL to a nats-server 2.12+ with JetStream to run the suite against it")
+	}
+	nc, err := bus.Connect(t.Context(), strings.Split(url, ","), bus.WithName("weft-events-test"))
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	var maxData int
+	factory := func(t testing.TB) events.Store {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		subjects, err := bus.NewSubjects("test" + id + ".weft")
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "WEFT_TEST_" + strings.ToUpper(id)
+		s := newStore(t, nc, jsstore.WithStreamName(name), jsstore.WithSubjects(subjects))
+		maxData = s.MaxDataBytes()
+		t.Cleanup(func() {
+			js, err := jetstream.New(nc)
+			if err == nil {
+				err = js.DeleteStream(context.Background(), name)
+			}
+			if err != nil {
+				t.Errorf("delete test stream %s: %v", name, err)
+			}
+		})
+		return s
+	}
+	probe := factory(t)
+	probe.Close()
+	storetest.Run(t, factory, storetest.Options{MaxDataBytes: maxData})
+}

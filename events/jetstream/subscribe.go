@@ -1,0 +1,86 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weft-run/weft/events"
+)
+
+// subscribeBuffer is how many messages the ordered consumer keeps in
+// flight.
+const subscribeBuffer = 1024
+
+// Subscribe implements events.Subscriber with an ordered consumer on every
+// event subject, starting at stream sequence after+1. The consumer is
+// ephemeral: the server removes it when the loop ends. It ends with
+// ctx.Err() when ctx is done and with ErrClosed when the store is closed.
+func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		fail := func(err error) { yield(events.Event{}, &events.Error{Op: "subscribe", Err: err}) }
+		if err := s.live(ctx); err != nil {
+			fail(err)
+			return
+		}
+		// End the subscription when the store closes, as well as with ctx.
+		subCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(s.closing, cancel)
+		defer stop()
+
+		cfg := jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{s.subjects.AllEvents()},
+			DeliverPolicy:  jetstream.DeliverAllPolicy,
+		}
+		if after > 0 {
+			cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+			cfg.OptStartSeq = after + 1
+		}
+		cons, err := s.js.OrderedConsumer(subCtx, s.name, cfg)
+		if err != nil {
+			fail(s.readErr(ctx, err))
+			return
+		}
+		msgs, err := cons.Messages(jetstream.PullMaxMessages(subscribeBuffer))
+		if err != nil {
+			fail(s.readErr(ctx, err))
+			return
+		}
+		defer msgs.Stop()
+		for {
+			msg, err := msgs.Next(jetstream.NextContext(subCtx))
+			if err != nil {
+				if s.closed() {
+					fail(events.ErrClosed)
+					return
+				}
+				if ctx.Err() != nil {
+					yield(events.Event{}, ctx.Err())
+					return
+				}
+				if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					fail(err)
+					return
+				}
+				fail(err)
+				return
+			}
+			meta, err := msg.Metadata()
+			if err != nil {
+				fail(err)
+				return
+			}
+			ev, err := decodeEvent(msg.Data(), meta.Sequence.Stream)
+			if err != nil {
+				fail(err)
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
