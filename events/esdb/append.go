@@ -90,13 +90,8 @@ func findBatch(stored, batch []events.Event) (events.AppendResult, bool) {
 		if ev.ID != batch[0].ID {
 			continue
 		}
-		if i+len(batch) > len(stored) {
-			return events.AppendResult{}, false
-		}
-		for j := range batch {
-			if stored[i+j].ID != batch[j].ID {
-				return events.AppendResult{}, false
-			}
+		if !sameIDs(stored[i:], batch) {
+			continue // a stream can hold an id twice (see the package documentation)
 		}
 		last := stored[i+len(batch)-1]
 		return events.AppendResult{
@@ -107,6 +102,19 @@ func findBatch(stored, batch []events.Event) (events.AppendResult, bool) {
 		}, true
 	}
 	return events.AppendResult{}, false
+}
+
+// sameIDs reports whether stored starts with the ids of batch.
+func sameIDs(stored, batch []events.Event) bool {
+	if len(stored) < len(batch) {
+		return false
+	}
+	for j := range batch {
+		if stored[j].ID != batch[j].ID {
+			return false
+		}
+	}
+	return true
 }
 
 // readEvent reads the event at revision rev of stream, with its append id.
