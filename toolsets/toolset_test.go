@@ -113,7 +113,6 @@ func TestToolsetRejections(t *testing.T) {
 
 func TestInstructionsDeduplicated(t *testing.T) {
 	a, _ := toolsets.NewFunc("a", echo[noArgs])
-	b, _ := toolsets.NewFunc("b", echo[noArgs])
 	ws, err := toolsets.New("workspace", []toolsets.Tool{a}, toolsets.WithInstructions("Prefer exact local facts.", "Prefer exact local facts."))
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +121,6 @@ func TestInstructionsDeduplicated(t *testing.T) {
 	if err := toolsets.AddPlain(fs, "b", echo[noArgs]); err != nil {
 		t.Fatal(err)
 	}
-	_ = b
 	got := toolsets.RenderInstructions([]toolsets.Instruction{
 		{Group: "workspace", Text: "Prefer exact local facts."},
 		{Group: "functions", Text: "Be concise."},
