@@ -118,7 +118,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		stopped := false
-		_, err := s.scan(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event) bool {
+		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event) bool {
 			if !yield(ev, nil) {
 				stopped = true
 				return false
