@@ -443,10 +443,13 @@ func (ret Return) success(val any) Return {
 		}
 		*s.dst = b
 	}
-	if ret.Metadata != nil {
-		if _, err := json.Marshal(ret.Metadata); err != nil {
+	for name, m := range map[string]map[string]any{"metadata": ret.Metadata, "private metadata": ret.PrivateMetadata} {
+		if m == nil {
+			continue
+		}
+		if _, err := json.Marshal(m); err != nil {
 			failed := Return{CallID: ret.CallID, ToolName: ret.ToolName, Attempts: ret.Attempts, MaxAttempts: ret.MaxAttempts}
-			return failed.fromError(NewUserError("the tool's metadata is not JSON-encodable", err), nil)
+			return failed.fromError(NewUserError(fmt.Sprintf("the tool's %s is not JSON-encodable", name), err), nil)
 		}
 	}
 	return ret

@@ -476,3 +476,23 @@ func TestReturnJSONRoundTrip(t *testing.T) {
 		t.Error("decoded a return with an unknown kind")
 	}
 }
+
+func TestConcurrentCalls(t *testing.T) {
+	tool := mustTool(t)(toolsets.NewFunc("add", func(_ context.Context, a addArgs) (addResult, error) {
+		return addResult{Total: a.Left + a.Right}, nil
+	}))
+	reg := mustRegistry(t, nil, tool)
+	const n = 16
+	results := make(chan toolsets.Return, n)
+	for i := range n {
+		go func() {
+			args, _ := json.Marshal(addArgs{Left: i, Right: 1})
+			results <- reg.Call(t.Context(), toolsets.Invocation{Name: "add", Arguments: args})
+		}()
+	}
+	for range n {
+		if ret := <-results; ret.Kind != toolsets.KindSuccess {
+			t.Errorf("kind %s: %s", ret.Kind, ret.Content)
+		}
+	}
+}

@@ -104,6 +104,7 @@ func TestSchemaRejected(t *testing.T) {
 		{"additionalProperties string", `{"type":"object","additionalProperties":"yes"}`, toolsets.RuleAdditionalProperties, "a string"},
 		{"additionalProperties array", `{"type":"object","additionalProperties":[]}`, toolsets.RuleAdditionalProperties, "an array"},
 		{"unresolvable ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, toolsets.RuleInvalid, "resolve"},
+		{"unknown type name", `{"type":"object","properties":{"a":{"type":"strnig"}}}`, toolsets.RuleInvalid, `#/properties/a: "type" strnig`},
 		{"bad pattern", `{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`, toolsets.RuleInvalid, ""},
 	}
 	for _, tt := range tests {

@@ -109,6 +109,9 @@ func newValidator(raw json.RawMessage) (*validator, error) {
 	if err := json.Unmarshal(raw, &generic); err != nil {
 		return nil, &SchemaError{Rule: RuleInvalid, Detail: "cannot decode the schema", Err: err}
 	}
+	if err := checkTypeNames(generic, "#"); err != nil {
+		return nil, err
+	}
 	fast, _ := compile(generic)
 	return &validator{resolved: resolved, fast: fast}, nil
 }
@@ -469,4 +472,43 @@ func quoteList(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// checkTypeNames rejects "type" values that are not JSON Schema type names
+// (jsonschema-go accepts them, and no instance could ever match). It
+// follows the common subschema keywords.
+func checkTypeNames(v any, at string) error {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	if t, present := obj["type"]; present {
+		if _, ok := compileTypes(t); !ok {
+			return &SchemaError{Rule: RuleInvalid, Detail: fmt.Sprintf("%s: \"type\" %v is not a JSON Schema type", at, t)}
+		}
+	}
+	for _, k := range []string{"properties", "$defs", "definitions", "patternProperties"} {
+		if m, ok := obj[k].(map[string]any); ok {
+			for _, name := range sortedKeys(m) {
+				if err := checkTypeNames(m[name], at+"/"+k+"/"+name); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties", "not", "contains"} {
+		if err := checkTypeNames(obj[k], at+"/"+k); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf", "prefixItems"} {
+		if list, ok := obj[k].([]any); ok {
+			for i, sub := range list {
+				if err := checkTypeNames(sub, fmt.Sprintf("%s/%s/%d", at, k, i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
