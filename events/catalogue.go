@@ -1,6 +1,10 @@
 package events
 
-import "slices"
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+)
 
 // The catalogue: every event type weft records. The set is closed; Decode
 // rejects any other type. Type strings are dotted lowercase tokens that
@@ -52,16 +56,29 @@ const (
 	TypeUsageSnapshot Type = "usage.snapshot" // UsageSnapshot
 )
 
-// spec is the catalogue entry of one type: its current schema version and,
-// per known schema version, a constructor of its data struct.
+// spec is the catalogue entry of one type: its current schema version, the
+// Go type of its data at that version, and a decoder per known schema
+// version. A decoder of an older version returns the current struct
+// (upcasting), so Decode always yields the current shape.
 type spec struct {
 	current int
-	data    map[int]func() any
+	goType  reflect.Type
+	decode  map[int]func(json.RawMessage) (any, error)
 }
 
 // v1 is the spec of a type whose only schema version is 1, with data T.
 func v1[T any]() spec {
-	return spec{current: 1, data: map[int]func() any{1: func() any { return new(T) }}}
+	return spec{
+		current: 1,
+		goType:  reflect.TypeFor[T](),
+		decode: map[int]func(json.RawMessage) (any, error){
+			1: func(data json.RawMessage) (any, error) {
+				var v T
+				err := decodeStrict(data, &v)
+				return v, err
+			},
+		},
+	}
 }
 
 // catalogue maps every known type to its spec.

@@ -1,0 +1,170 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Option sets envelope fields in New.
+type Option func(*Event)
+
+// WithSession sets the session id.
+func WithSession(id string) Option { return func(ev *Event) { ev.SessionID = id } }
+
+// WithRun sets the run id.
+func WithRun(id string) Option { return func(ev *Event) { ev.RunID = id } }
+
+// WithToolCall sets the tool-call id.
+func WithToolCall(id string) Option { return func(ev *Event) { ev.ToolCallID = id } }
+
+// WithCorrelation sets the correlation id.
+func WithCorrelation(id string) Option { return func(ev *Event) { ev.CorrelationID = id } }
+
+// WithCausation sets the causation id.
+func WithCausation(id string) Option { return func(ev *Event) { ev.CausationID = id } }
+
+// WithCause records that cause led to the new event: the causation id is
+// cause's ID and the correlation id is cause's correlation id (or cause's
+// ID when it has none). Session, run and tool-call ids are copied from
+// cause; options after WithCause can override them.
+func WithCause(cause Event) Option {
+	return func(ev *Event) {
+		ev.CausationID = cause.ID.String()
+		ev.CorrelationID = cause.CorrelationID
+		if ev.CorrelationID == "" {
+			ev.CorrelationID = cause.ID.String()
+		}
+		ev.SessionID, ev.RunID, ev.ToolCallID = cause.SessionID, cause.RunID, cause.ToolCallID
+	}
+}
+
+// WithID sets the event id instead of a fresh one (for replays and tests).
+func WithID(id uuid.UUID) Option { return func(ev *Event) { ev.ID = id } }
+
+// WithTime sets the event time instead of now (for replays and tests).
+func WithTime(t time.Time) Option { return func(ev *Event) { ev.Time = t } }
+
+// New builds an event of type typ with data, ready to append: a fresh
+// UUIDv7 ID (so a retried Append of the same event is idempotent), typ's
+// current schema version, the current time in UTC and data encoded as
+// JSON. data must be typ's data struct (the value or a pointer to it, see
+// the catalogue), or nil for the struct's zero value.
+//
+// It returns an *Error wrapping ErrUnknownType for a type outside the
+// catalogue and ErrMalformed for data of the wrong Go type.
+func New(typ Type, data any, opts ...Option) (Event, error) {
+	s, ok := catalogue[typ]
+	if !ok {
+		return Event{}, &Error{Op: "new event", Err: fmt.Errorf("%w: %q", ErrUnknownType, typ)}
+	}
+	if data == nil {
+		data = reflect.New(s.goType).Elem().Interface()
+	}
+	if rt := reflect.TypeOf(data); rt != s.goType && rt != reflect.PointerTo(s.goType) {
+		return Event{}, &Error{Op: "new event", Err: fmt.Errorf("%w: data of %s is %s, not %s", ErrMalformed, typ, rt, s.goType)}
+	}
+	raw, err := marshal(data)
+	if err != nil {
+		return Event{}, &Error{Op: "new event", Err: fmt.Errorf("%w: encode data of %s: %v", ErrMalformed, typ, err)}
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Event{}, &Error{Op: "new event", Err: fmt.Errorf("new event id: %w", err)}
+	}
+	ev := Event{ID: id, Type: typ, SchemaVersion: s.current, Time: time.Now().UTC(), Data: raw}
+	for _, o := range opts {
+		o(&ev)
+	}
+	return ev, nil
+}
+
+// MustNew is New for data known to be right (tests, fixed events). It
+// panics on error.
+func MustNew(typ Type, data any, opts ...Option) Event {
+	ev, err := New(typ, data, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return ev
+}
+
+// Decode returns ev's data as the catalogue's struct value for its type
+// (RunStarted for run.started, …), upcast to the current schema version.
+// Empty Data decodes to the zero value.
+//
+// Errors are *Error with Op "decode" wrapping ErrUnknownType (type not in
+// the catalogue), ErrUnknownSchemaVersion (a version the catalogue does not
+// know for the type) or ErrMalformed (data that is not a JSON object of
+// the struct's shape: invalid JSON, wrong field types, unknown fields,
+// trailing data).
+func Decode(ev Event) (any, error) {
+	s, ok := catalogue[ev.Type]
+	if !ok {
+		return nil, &Error{Op: "decode", Stream: ev.Stream, Err: fmt.Errorf("%w: %q", ErrUnknownType, ev.Type)}
+	}
+	dec, ok := s.decode[ev.SchemaVersion]
+	if !ok {
+		return nil, &Error{Op: "decode", Stream: ev.Stream, Err: fmt.Errorf("%w: %s version %d (current %d)", ErrUnknownSchemaVersion, ev.Type, ev.SchemaVersion, s.current)}
+	}
+	v, err := dec(ev.Data)
+	if err != nil {
+		return nil, &Error{Op: "decode", Stream: ev.Stream, Err: fmt.Errorf("%w: %s version %d: %v", ErrMalformed, ev.Type, ev.SchemaVersion, err)}
+	}
+	return v, nil
+}
+
+// DecodeAs is Decode for callers that know which data struct to expect.
+// Data of another struct (an event of another type) is ErrMalformed.
+func DecodeAs[T any](ev Event) (T, error) {
+	v, err := Decode(ev)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return t, &Error{Op: "decode", Stream: ev.Stream, Err: fmt.Errorf("%w: data of %s is %T, not %T", ErrMalformed, ev.Type, v, t)}
+	}
+	return t, nil
+}
+
+// decodeStrict decodes one JSON object into v (a pointer), refusing unknown
+// fields (also those that match a field only case-insensitively) and
+// trailing data. Empty data leaves v at its zero value.
+func decodeStrict(data []byte, v any) error {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil
+	}
+	if data[0] != '{' {
+		return errors.New("data is not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON object")
+	}
+	return checkKeys(data, reflect.TypeOf(v), "")
+}
+
+// marshal encodes v as compact JSON without HTML escaping, so that the
+// bytes of embedded raw JSON are kept as they are.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
