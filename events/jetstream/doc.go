@@ -65,8 +65,19 @@
 //
 // # Reads
 //
-// ReadStream and ReadAll use batched direct gets (stream option
-// AllowDirect): no consumer is created on the server. Subscribe uses an
-// ordered consumer, which recovers from gaps by itself, so catch-up and
-// live delivery are one sequence with no gap and no duplicate.
+// ReadStream uses batched direct gets filtered on the stream's subjects
+// (stream option AllowDirect): no consumer is created on the server, which
+// suits the short reads of one session. ReadAll and Subscribe use an
+// ordered consumer: the faster path for long reads (about twice the
+// throughput of direct gets, whose responses carry per-message headers),
+// and one that recovers from gaps by itself, so Subscribe's catch-up and
+// live phases are one sequence with no gap and no duplicate.
+//
+// # Throughput
+//
+// On the embedded server, an atomic batch costs a few milliseconds whatever
+// the fsync policy: nats-server stages every atomic batch of an R1 file
+// stream in a file store of its own, created and deleted per batch (several
+// mkdir, open, unlink and fsync calls). Single-event appends do not pay
+// this. See the README for measured figures.
 package jetstream

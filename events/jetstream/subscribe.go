@@ -2,7 +2,6 @@ package jetstream
 
 import (
 	"context"
-	"errors"
 	"iter"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -59,10 +58,6 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 				}
 				if ctx.Err() != nil {
 					yield(events.Event{}, ctx.Err())
-					return
-				}
-				if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-					fail(err)
 					return
 				}
 				fail(err)
