@@ -17,6 +17,16 @@
 // streams without that prefix, so the suite also passes against a shared
 // server that already holds other data.
 //
+// The subtests: round trip; expected version (each kind, refusals as
+// *events.WrongVersionError with Actual, nothing written); batch all or
+// nothing; idempotent re-append; concurrent appenders (read version →
+// Append(Exact) → retry; every version taken once); global order; read
+// stream from version; read missing stream; subscribe catch-up then live;
+// subscribe resume from checkpoint; subscribe ends on cancel; payload
+// limit; invalid stream names; valid stream names (characters special to
+// NATS subjects or escaping schemes stay distinct streams); empty append;
+// invalid event; close.
+//
 // Beyond what the events.Store documentation states, the suite requires:
 //
 //   - Time survives to the nanosecond (compared with time.Time.Equal) and
