@@ -1,7 +1,13 @@
 package jetstream_test
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events/storetest"
@@ -18,3 +24,41 @@ func BenchmarkStore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendParallel measures aggregate append throughput when many
+// sessions append at once (each goroutine its own stream, batches of 4),
+// which is how a runtime with concurrent sessions writes:
+//
+//	go test -run '^$' -bench AppendParallel -benchmem ./events/jetstream/
+func BenchmarkAppendParallel(b *testing.B) {
+	for _, sync := range []bus.SyncPolicy{bus.SyncAlways, bus.SyncPeriodic} {
+		for _, size := range []int{1, 4} {
+			b.Run(fmt.Sprintf("sync=%s/batch%d", sync, size), func(b *testing.B) {
+				s := embeddedFactory(sync)(b)
+				ctx := b.Context()
+				var next atomic.Int64
+				b.SetParallelism(16)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					stream := fmt.Sprintf("bench-%d", next.Add(1))
+					var version uint64
+					for pb.Next() {
+						evs := make([]events.Event, size)
+						for i := range evs {
+							evs[i] = events.Event{ID: uuid.Must(uuid.NewV7()), Type: events.TypeToolReturned, Data: benchData}
+						}
+						res, err := s.Append(ctx, stream, events.Exact(version), evs...)
+						if err != nil {
+							b.Errorf("Append: %v", err)
+							return
+						}
+						version = res.LastVersion
+					}
+				})
+				b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
+}
+
+var benchData = []byte(`{"tool":"search","return":{"content":"three results found for the query"},"attempt":1}`)
