@@ -134,6 +134,11 @@ type ToolProgress struct {
 	Message  string  `json:"message,omitempty"`
 	Progress float64 `json:"progress,omitempty"`
 	Total    float64 `json:"total,omitempty"`
+	// Name and Data are a custom progress event a tool emitted
+	// (toolsets.ToolContext.Emit), with the attempt it came from (optional).
+	Name    string          `json:"name,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
 }
 
 // ApprovalRequested (approval.requested) records that a tool call needs a
@@ -142,6 +147,9 @@ type ApprovalRequested struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
+	// Metadata describes the request (the tool's approval metadata,
+	// optional).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // ApprovalDecided (approval.decided) records the decision on an approval.
@@ -166,6 +174,8 @@ type DeferredRequested struct {
 type DeferredResolved struct {
 	Return  json.RawMessage `json:"return"`
 	IsError bool            `json:"is_error,omitempty"`
+	// By says who supplied the result (optional).
+	By string `json:"by,omitempty"`
 }
 
 // ToolsetInitialized (toolset.initialized) records that a toolset started

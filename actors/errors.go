@@ -1,0 +1,96 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the runtime. A *CommandError carries one of them (by
+// its Code) across NATS, so callers in another process can branch on them
+// with errors.Is too.
+var (
+	// ErrUnknownAgent: a start command names an agent the host does not know.
+	ErrUnknownAgent = errors.New("actors: unknown agent")
+	// ErrSessionBusy: a run was started while another run of the session is
+	// running or waiting.
+	ErrSessionBusy = errors.New("actors: session has an active run")
+	// ErrUnknownRun: the command names a run the session does not have.
+	ErrUnknownRun = errors.New("actors: unknown run")
+	// ErrNotWaiting: resume of a run that is not waiting.
+	ErrNotWaiting = errors.New("actors: run is not waiting")
+	// ErrRunEnded: cancel of a run that has already ended.
+	ErrRunEnded = errors.New("actors: run has ended")
+	// ErrUnknownDecision: a decision names no pending item of the run.
+	ErrUnknownDecision = errors.New("actors: decision for an unknown pending item")
+	// ErrDuplicateDecision: two decisions name the same pending item.
+	ErrDuplicateDecision = errors.New("actors: duplicate decision")
+	// ErrMissingDecisions: a resume leaves pending items undecided.
+	ErrMissingDecisions = errors.New("actors: pending items without a decision")
+	// ErrWrongDecision: the decision does not fit the item (approve on a
+	// deferred call, complete on an approval), or is malformed.
+	ErrWrongDecision = errors.New("actors: decision does not fit the pending item")
+	// ErrBadCommand: a command body could not be decoded or is invalid.
+	ErrBadCommand = errors.New("actors: bad command")
+	// ErrInternal: the session could not carry out the command (a store
+	// failure, a conflicting writer).
+	ErrInternal = errors.New("actors: internal error")
+)
+
+var codes = map[string]error{
+	"unknown_agent":      ErrUnknownAgent,
+	"session_busy":       ErrSessionBusy,
+	"unknown_run":        ErrUnknownRun,
+	"not_waiting":        ErrNotWaiting,
+	"run_ended":          ErrRunEnded,
+	"unknown_decision":   ErrUnknownDecision,
+	"duplicate_decision": ErrDuplicateDecision,
+	"missing_decisions":  ErrMissingDecisions,
+	"wrong_decision":     ErrWrongDecision,
+	"bad_command":        ErrBadCommand,
+	"internal":           ErrInternal,
+}
+
+// CommandError is the typed error of a refused command: the command's verb
+// and session, a machine-readable Code (see PROTOCOL in doc.go) and a
+// message. It matches the sentinel of its code with errors.Is.
+type CommandError struct {
+	Verb      string `json:"verb,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("%s session %q: %s", e.Verb, e.SessionID, e.Message)
+}
+
+// Unwrap returns the sentinel of the error's code.
+func (e *CommandError) Unwrap() error {
+	if s, ok := codes[e.Code]; ok {
+		return s
+	}
+	return ErrInternal
+}
+
+// commandError builds a *CommandError for sentinel with a message.
+func commandError(verb, session string, sentinel error, format string, args ...any) *CommandError {
+	code := "internal"
+	for c, s := range codes {
+		if s == sentinel {
+			code = c
+			break
+		}
+	}
+	return &CommandError{Verb: verb, SessionID: session, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Failure kinds recorded in run.failed (events.ErrorInfo.Kind).
+const (
+	FailToolRetryLimit  = "tool_retry_limit_exceeded"
+	FailNoTools         = "no_tools"
+	FailUsageLimit      = "usage_limit_exceeded"
+	FailModel           = "model_error"
+	FailInvalidResponse = "invalid_response"
+	FailToolset         = "toolset_error"
+	FailInternal        = "internal"
+)

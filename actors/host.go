@@ -1,0 +1,395 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// ToolQueueGroup is the NATS queue group tool hosts serve weft.tool.<name> in.
+const ToolQueueGroup = "weft-tools"
+
+// HostConfig configures a Host.
+type HostConfig struct {
+	// Conn is the NATS connection commands, tool calls and (when
+	// PublishEvents) events travel on. The caller owns and closes it.
+	Conn *nats.Conn
+	// Store is the event log. The caller owns and closes it.
+	Store events.Store
+	// Subjects is the subject scheme; zero means bus.Default.
+	Subjects bus.Subjects
+	// PublishEvents publishes every appended event on its subject. Set it
+	// for stores that do not publish by themselves (memstore); the
+	// JetStream store already does.
+	PublishEvents bool
+	// Logger receives the host's diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Host runs the actors of one process: an actor system, the session actors
+// of the sessions it owns, and a tool host that serves weft.tool.* calls
+// for the runs it prepared. Create it with NewHost; Close stops it.
+type Host struct {
+	cfg    HostConfig
+	subj   bus.Subjects
+	log    *slog.Logger
+	system *actor.ActorSystem
+	subs   []*nats.Subscription
+
+	mu       sync.Mutex
+	agents   map[string]*AgentSpec
+	sessions map[string]*actor.PID
+	watchers map[string][]chan Outcome
+	closed   bool
+
+	runs sync.Map // runKey → *runEntry
+}
+
+// runEntry is what the tool host needs to execute the calls of one run:
+// the registry of its current step and the run's lifetime context, which
+// the session actor cancels to cancel the run's tools.
+type runEntry struct {
+	mu     sync.RWMutex
+	reg    *toolsets.Registry
+	ctx    context.Context // the run's lifetime, owned by the session actor
+	cancel context.CancelCauseFunc
+}
+
+func runKey(session, run string) string { return session + "\x00" + run }
+
+// NewHost starts a host: its actor system, the command subscription
+// (weft.cmd.session.*.*) and the tool subscription (weft.tool.*, queue
+// group ToolQueueGroup).
+func NewHost(cfg HostConfig) (*Host, error) {
+	if cfg.Conn == nil || cfg.Store == nil {
+		return nil, errors.New("actors: host needs a NATS connection and a store")
+	}
+	subj := cfg.Subjects
+	if subj.Root() == "" {
+		subj = bus.Default
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h := &Host{
+		cfg: cfg, subj: subj, log: logger,
+		system:   actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(discard{}) })),
+		agents:   map[string]*AgentSpec{},
+		sessions: map[string]*actor.PID{},
+		watchers: map[string][]chan Outcome{},
+	}
+	// bus builds per-session and per-tool subjects; the host serves all of
+	// them, so it subscribes to their wildcard forms.
+	cmdSub, err := cfg.Conn.Subscribe(subj.Root()+".cmd.session.*.*", h.onCommand)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to commands: %w", err)
+	}
+	toolSub, err := cfg.Conn.QueueSubscribe(subj.Root()+".tool.*", ToolQueueGroup, h.onToolRequest)
+	if err != nil {
+		_ = cmdSub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe to tool calls: %w", err)
+	}
+	h.subs = []*nats.Subscription{cmdSub, toolSub}
+	if err := cfg.Conn.Flush(); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("flush subscriptions: %w", err)
+	}
+	return h, nil
+}
+
+// discard is a slog handler that drops everything (protoactor's logs).
+type discard struct{}
+
+func (discard) Enabled(context.Context, slog.Level) bool  { return false }
+func (discard) Handle(context.Context, slog.Record) error { return nil }
+func (d discard) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discard) WithGroup(string) slog.Handler           { return d }
+
+// Subjects returns the host's subject scheme.
+func (h *Host) Subjects() bus.Subjects { return h.subj }
+
+// Register makes spec available to runs by its name. A name can be
+// registered once.
+func (h *Host) Register(spec *AgentSpec) error {
+	if spec == nil || spec.Name == "" || spec.Model == nil {
+		return fmt.Errorf("%w: an agent needs a name and a model", ErrBadCommand)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, dup := h.agents[spec.Name]; dup {
+		return fmt.Errorf("agent %q is already registered", spec.Name)
+	}
+	h.agents[spec.Name] = spec
+	return nil
+}
+
+// Agent returns the registered agent named name.
+func (h *Host) Agent(name string) (*AgentSpec, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, ok := h.agents[name]
+	return a, ok
+}
+
+// Command sends a command to a session actor over NATS (request/reply on
+// weft.cmd.session.<id>.<verb>) and returns its reply. A refused command
+// returns its *CommandError.
+func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (CommandReply, error) {
+	subject, err := h.subj.Command(sessionID, verb)
+	if err != nil {
+		return CommandReply{}, fmt.Errorf("%w: %v", ErrBadCommand, err)
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return CommandReply{}, fmt.Errorf("%w: encode %s: %v", ErrBadCommand, verb, err)
+	}
+	msg, err := h.cfg.Conn.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		return CommandReply{}, fmt.Errorf("%s session %q: %w", verb, sessionID, err)
+	}
+	var reply CommandReply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return CommandReply{}, fmt.Errorf("%s session %q: decode reply: %w", verb, sessionID, err)
+	}
+	if reply.Error != nil {
+		return reply, reply.Error
+	}
+	return reply, nil
+}
+
+// onCommand routes a command message to its session actor, spawning (and
+// so rebuilding) the actor when the session has none in this process.
+func (h *Host) onCommand(m *nats.Msg) {
+	rest := strings.TrimPrefix(m.Subject, h.subj.Root()+".cmd.session.")
+	tok, verb, ok := strings.Cut(rest, ".")
+	id, err := bus.UnescapeToken(tok)
+	if !ok || err != nil {
+		respond(m, CommandReply{Error: commandError(verb, tok, ErrBadCommand, "bad command subject %q", m.Subject)})
+		return
+	}
+	pid, err := h.session(id)
+	if err != nil {
+		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "%v", err)})
+		return
+	}
+	h.system.Root.Send(pid, &command{verb: verb, data: m.Data, msg: m})
+}
+
+func respond(m *nats.Msg, r CommandReply) {
+	b, _ := json.Marshal(r) // a reply always encodes
+	_ = m.Respond(b)
+}
+
+// session returns the actor of session id, spawning it if needed.
+func (h *Host) session(id string) (*actor.PID, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("host closed")
+	}
+	if pid, ok := h.sessions[id]; ok {
+		return pid, nil
+	}
+	if err := events.ValidateStream(events.SessionStream(id)); err != nil {
+		return nil, err
+	}
+	pid := h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id) }))
+	h.sessions[id] = pid
+	return pid, nil
+}
+
+// Outcome is the state of a run when it settles (waits or ends): what a
+// caller of Run gets back.
+type Outcome struct {
+	SessionID string
+	RunID     string
+	Status    RunStatus
+	Output    string
+	Usage     events.Usage
+	Messages  []llm.Message
+	Pending   []PendingItem
+	Error     *events.ErrorInfo
+	// Version is the session's version when the run settled.
+	Version uint64
+}
+
+// Outcome returns the outcome of run id as the state stands.
+func (s *SessionState) Outcome(id string) (Outcome, bool) {
+	r := s.Runs[id]
+	if r == nil {
+		return Outcome{}, false
+	}
+	o := Outcome{SessionID: s.SessionID, RunID: id, Status: r.Status, Output: r.Output, Usage: r.Usage,
+		Messages: cloneMessages(r.Messages), Version: s.Version}
+	if r.Error != nil {
+		e := *r.Error
+		o.Error = &e
+	}
+	if r.Status == StatusWaiting {
+		o.Pending = r.Pending()
+	}
+	return o, true
+}
+
+func cloneMessages(ms []llm.Message) []llm.Message {
+	out := make([]llm.Message, len(ms))
+	for i, m := range ms {
+		out[i] = m.Clone()
+	}
+	return out
+}
+
+// Watch returns a channel that receives the outcome of run id each time it
+// settles (waiting, or ended), and a function that stops the watch.
+// Register the watch before sending the command whose outcome you want.
+func (h *Host) Watch(runID string) (<-chan Outcome, func()) {
+	ch := make(chan Outcome, 4)
+	h.mu.Lock()
+	h.watchers[runID] = append(h.watchers[runID], ch)
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		ws := h.watchers[runID]
+		for i, w := range ws {
+			if w == ch {
+				h.watchers[runID] = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(h.watchers[runID]) == 0 {
+			delete(h.watchers, runID)
+		}
+	}
+}
+
+func (h *Host) notify(o Outcome) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range h.watchers[o.RunID] {
+		select {
+		case ch <- o:
+		default: // a watcher that does not read loses intermediate outcomes
+		}
+	}
+}
+
+// ReadSession folds the stream of session id into a state. A session with
+// no events gives an empty state.
+func (h *Host) ReadSession(ctx context.Context, id string) (*SessionState, error) {
+	st := NewSessionState(id)
+	evs, err := h.cfg.Store.ReadStream(ctx, events.SessionStream(id), 0)
+	if errors.Is(err, events.ErrStreamNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		if err := st.Apply(ev); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// Recover scans the log for sessions whose last run is still running (the
+// process that ran it stopped) and starts their session actors, which
+// rebuild from their streams and carry the runs on. Waiting runs need no
+// recovery: their session actor is rebuilt when a command arrives. Register
+// every agent first. It returns the ids of the sessions it restarted.
+func (h *Host) Recover(ctx context.Context) ([]string, error) {
+	running := map[string]bool{}
+	var order []string
+	for ev, err := range h.cfg.Store.ReadAll(ctx, 0) {
+		if err != nil {
+			return nil, fmt.Errorf("recover: %w", err)
+		}
+		if ev.SessionID == "" || ev.Stream != events.SessionStream(ev.SessionID) {
+			continue
+		}
+		switch ev.Type {
+		case events.TypeRunStarted, events.TypeRunResumed:
+			if _, seen := running[ev.SessionID]; !seen {
+				order = append(order, ev.SessionID)
+			}
+			running[ev.SessionID] = true
+		case events.TypeRunWaiting, events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
+			running[ev.SessionID] = false
+		}
+	}
+	var out []string
+	for _, id := range order {
+		if !running[id] {
+			continue
+		}
+		pid, err := h.session(id)
+		if err != nil {
+			return out, fmt.Errorf("recover session %q: %w", id, err)
+		}
+		h.system.Root.Send(pid, &advance{})
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// Close stops the host: its subscriptions, then every actor, cancelling
+// the runs' tools. It does not close the connection or the store.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	pids := make([]*actor.PID, 0, len(h.sessions))
+	for _, p := range h.sessions {
+		pids = append(pids, p)
+	}
+	h.mu.Unlock()
+	for _, s := range h.subs {
+		_ = s.Unsubscribe()
+	}
+	for _, p := range pids {
+		_ = h.system.Root.PoisonFuture(p).Wait()
+	}
+	h.runs.Range(func(k, v any) bool {
+		v.(*runEntry).cancel(errors.New("host closed"))
+		return true
+	})
+	h.system.Shutdown()
+	return nil
+}
+
+// publish puts evs on their event subjects, when the host is configured to.
+func (h *Host) publish(evs []events.Event) {
+	if !h.cfg.PublishEvents {
+		return
+	}
+	for i := range evs {
+		subject, err := h.subj.Event(evs[i].Stream, string(evs[i].Type))
+		if err != nil {
+			h.log.Warn("event subject", "err", err)
+			continue
+		}
+		b, err := json.Marshal(&evs[i])
+		if err != nil {
+			continue
+		}
+		_ = h.cfg.Conn.Publish(subject, b)
+	}
+}

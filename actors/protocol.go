@@ -1,0 +1,95 @@
+package actors
+
+import (
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// The command verbs of weft.cmd.session.<id>.<verb>.
+const (
+	VerbStart  = "start"
+	VerbResume = "resume"
+	VerbCancel = "cancel"
+)
+
+// StartCommand is the body of a start command: start run RunID of agent
+// Agent with Prompt.
+type StartCommand struct {
+	RunID  string `json:"run_id"`
+	Agent  string `json:"agent"`
+	Prompt string `json:"prompt"`
+}
+
+// ResumeCommand is the body of a resume command: one decision for every
+// pending item of the waiting run RunID.
+type ResumeCommand struct {
+	RunID     string     `json:"run_id"`
+	Decisions []Decision `json:"decisions"`
+}
+
+// CancelCommand is the body of a cancel command.
+type CancelCommand struct {
+	RunID  string `json:"run_id"`
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// CommandReply is the reply to every command: the run and the session
+// version after the command's events, or the error that refused it.
+type CommandReply struct {
+	RunID   string        `json:"run_id,omitempty"`
+	Version uint64        `json:"version,omitempty"`
+	Error   *CommandError `json:"error,omitempty"`
+}
+
+// ToolRequest is the body of a request on weft.tool.<name>: one call to
+// execute. The reply subject receives ToolReports.
+type ToolRequest struct {
+	SessionID string          `json:"session_id"`
+	RunID     string          `json:"run_id"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Approval is set for an approved call.
+	Approval *toolsets.Approval `json:"approval,omitempty"`
+}
+
+// The ToolReport types.
+const (
+	ReportStarted  = "started"
+	ReportRetried  = "retried"
+	ReportProgress = "progress"
+	ReportReturned = "returned"
+)
+
+// ToolReport is a message from a tool actor to the scheduler on the reply
+// subject of a ToolRequest: zero or more started / retried / progress
+// reports, then exactly one returned report carrying the canonical return.
+type ToolReport struct {
+	Type    string `json:"type"`
+	CallID  string `json:"call_id"`
+	Tool    string `json:"tool"`
+	Attempt int    `json:"attempt,omitempty"`
+	// Error is the failed attempt of a retried report.
+	Error *events.ErrorInfo `json:"error,omitempty"`
+	// Progress is the tool's progress event of a progress report.
+	Progress *toolsets.Progress `json:"progress,omitempty"`
+	// Return is the call's canonical return of a returned report.
+	Return *toolsets.Return `json:"return,omitempty"`
+}
+
+// newEvent builds an event of type t about run/call with data encoded as
+// JSON. Its ID is set here (UUIDv7) so that a retried append is idempotent.
+func newEvent(t events.Type, session, run, call string, data any) events.Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		// Data structs of the catalogue always encode; a failure here is a
+		// programming error.
+		panic("actors: encode " + string(t) + ": " + err.Error())
+	}
+	return events.Event{ID: uuid.Must(uuid.NewV7()), Type: t, SessionID: session, RunID: run, ToolCallID: call, Data: b}
+}

@@ -1,0 +1,126 @@
+package actors
+
+import (
+	"encoding/json"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft/toolsets"
+)
+
+// scheduleBatch starts a scheduler on the calls of a batch.
+type scheduleBatch struct {
+	runID string
+	calls []ToolRequest
+	// sequential runs the calls one at a time in model order.
+	sequential bool
+}
+
+// toolMsg carries a tool actor's report from the scheduler to the session.
+type toolMsg struct {
+	runID  string
+	report ToolReport
+}
+
+// batchFinished tells the session that every call of the batch returned.
+type batchFinished struct{ runID string }
+
+// schedulerActor runs one tool batch: it sends each call as a request on
+// weft.tool.<name> (all at once, or one after another when the batch is
+// sequential), forwards the tool actors' reports to the session in the
+// order they arrive, and stops when every call has returned. The session
+// hands the returns to the model in model order.
+type schedulerActor struct {
+	h      *Host
+	batch  *scheduleBatch
+	parent *actor.PID
+	inbox  string
+	sub    *nats.Subscription
+	next   int
+	open   int
+	done   bool
+}
+
+// Receive implements actor.Actor.
+func (a *schedulerActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		a.parent = c.Parent()
+		a.inbox = a.h.cfg.Conn.NewInbox()
+		self := c.Self()
+		sub, err := a.h.cfg.Conn.Subscribe(a.inbox, func(msg *nats.Msg) {
+			var r ToolReport
+			if json.Unmarshal(msg.Data, &r) == nil {
+				a.h.system.Root.Send(self, &r)
+			}
+		})
+		if err != nil {
+			a.next = len(a.batch.calls)
+			for _, call := range a.batch.calls {
+				a.fail(c, call, "subscribe to tool replies: "+err.Error())
+			}
+			return
+		}
+		a.sub = sub
+		if a.batch.sequential {
+			a.send(c)
+		} else {
+			for range a.batch.calls {
+				a.send(c)
+			}
+		}
+	case *ToolReport:
+		c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: *m})
+		if m.Type != ReportReturned {
+			return
+		}
+		a.open--
+		if a.batch.sequential && a.next < len(a.batch.calls) {
+			a.send(c)
+		}
+		a.maybeDone(c)
+	case *actor.Stopping:
+		if a.sub != nil {
+			_ = a.sub.Unsubscribe()
+		}
+	}
+}
+
+func (a *schedulerActor) send(c actor.Context) {
+	call := a.batch.calls[a.next]
+	a.next++
+	a.open++
+	subject, err := a.h.subj.Tool(call.Name)
+	if err == nil {
+		var data []byte
+		data, err = json.Marshal(&call)
+		if err == nil {
+			err = a.h.cfg.Conn.PublishRequest(subject, a.inbox, data)
+		}
+	}
+	if err != nil {
+		a.open--
+		a.fail(c, call, "send tool call: "+err.Error())
+		if a.batch.sequential && a.next < len(a.batch.calls) {
+			a.send(c)
+		}
+	}
+}
+
+// fail reports a call that could not be sent as an execution failure.
+func (a *schedulerActor) fail(c actor.Context, call ToolRequest, msg string) {
+	content, _ := json.Marshal(msg)
+	ret := toolsets.Return{CallID: call.CallID, ToolName: call.Name, Kind: toolsets.KindExecution, IsError: true,
+		Content: content, Control: &toolsets.Control{Message: msg}}
+	c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: ToolReport{Type: ReportReturned, CallID: call.CallID, Tool: call.Name, Return: &ret}})
+	a.maybeDone(c)
+}
+
+func (a *schedulerActor) maybeDone(c actor.Context) {
+	if !a.done && a.open == 0 && a.next == len(a.batch.calls) {
+		a.done = true
+		c.Send(a.parent, &batchFinished{runID: a.batch.runID})
+		c.Stop(c.Self())
+	}
+}

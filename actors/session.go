@@ -1,0 +1,778 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// storeTimeout bounds one append or read of the session actor.
+const storeTimeout = 30 * time.Second
+
+// command is a command message routed from NATS to a session actor.
+type command struct {
+	verb string
+	data []byte
+	msg  *nats.Msg
+}
+
+// advance asks the session actor to carry its active run on (recovery).
+type advance struct{}
+
+// modelReply is the outcome of a model request made by the session actor.
+type modelReply struct {
+	runID string
+	step  int
+	resp  *llm.Response
+	err   error
+}
+
+// sessionActor owns one session. Its state is only the fold of the
+// session's events: it appends every change with the state's version as the
+// expected version, then applies it, then acts. Model requests, toolset
+// preparation and tool calls run elsewhere (owned goroutines, the lifecycle
+// actor, schedulers) and report back with messages, so Receive never waits
+// for them; only the store appends and the initial stream read happen in
+// Receive.
+type sessionActor struct {
+	h       *Host
+	id      string
+	st      *SessionState
+	loadErr error
+	self    *actor.PID
+	life    *actor.PID
+	run     *runMem
+	models  chan struct{} // counts model goroutines; see Stopping
+}
+
+// runMem is what the actor keeps in memory about the active run, beside
+// the state: never needed to rebuild, only to act.
+type runMem struct {
+	id        string
+	spec      *AgentSpec
+	entry     *runEntry
+	prep      *Prepared // the current step's inventory; nil: prepare first
+	prepStep  int       // the step prep was made for
+	last      *Prepared // the previous inventory, for toolset.* reports
+	preparing bool
+	modelBusy bool
+	scheduler *actor.PID
+	inFlight  map[string]bool
+}
+
+func newSessionActor(h *Host, id string) *sessionActor {
+	return &sessionActor{h: h, id: id, models: make(chan struct{}, 1<<16)}
+}
+
+// Receive implements actor.Actor.
+func (a *sessionActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		a.self = c.Self()
+		a.life = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &lifecycleActor{h: a.h} }))
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		a.st, a.loadErr = a.h.ReadSession(ctx, a.id)
+		cancel()
+		if a.loadErr == nil {
+			a.advance(c)
+		}
+	case *command:
+		a.onCommand(c, m)
+	case *advance:
+		a.advance(c)
+	case *preparedReply:
+		a.onPrepared(c, m)
+	case *modelReply:
+		a.onModel(c, m)
+	case *toolMsg:
+		a.onTool(c, m)
+	case *batchFinished:
+		if a.run != nil && a.run.id == m.runID {
+			a.run.scheduler = nil
+			a.advance(c)
+		}
+	case *actor.Stopping:
+		a.endRun(errors.New("session stopped"))
+	}
+}
+
+// append writes evs with the state's version as the expected version,
+// applies them, publishes them, and notifies the watchers of runs that
+// settled. On a conflict it reloads the state from the stream.
+func (a *sessionActor) append(evs ...events.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	before := map[string]RunStatus{}
+	for _, ev := range evs {
+		if r := a.st.Runs[ev.RunID]; r != nil {
+			before[ev.RunID] = r.Status
+		} else {
+			before[ev.RunID] = ""
+		}
+	}
+	stream := events.SessionStream(a.id)
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	res, err := a.h.cfg.Store.Append(ctx, stream, events.Exact(a.st.Version), evs...)
+	if err != nil {
+		if errors.Is(err, events.ErrWrongExpectedVersion) {
+			if st, rerr := a.h.ReadSession(ctx, a.id); rerr == nil {
+				a.st = st
+			}
+		}
+		a.h.log.Error("append", "session", a.id, "err", err)
+		return err
+	}
+	for i := range evs {
+		evs[i].Stream, evs[i].Version = stream, res.FirstVersion+uint64(i)
+		if i == len(evs)-1 {
+			evs[i].Position = res.LastPosition
+		}
+		if err := a.st.Apply(evs[i]); err != nil {
+			// The events are stored; the fold refusing them is a bug.
+			a.h.log.Error("apply", "session", a.id, "err", err)
+			return err
+		}
+	}
+	a.h.publish(evs)
+	for id, was := range before {
+		r := a.st.Runs[id]
+		if r != nil && r.Status != was && r.Status.Settled() {
+			if o, ok := a.st.Outcome(id); ok {
+				a.h.notify(o)
+			}
+		}
+	}
+	if ar := a.st.ActiveRun(); a.run != nil && (ar == nil || ar.ID != a.run.id) {
+		a.endRun(errRunCancelled)
+	}
+	return nil
+}
+
+// endRun forgets the in-memory part of the active run and cancels whatever
+// it still has running.
+func (a *sessionActor) endRun(cause error) {
+	m := a.run
+	if m == nil {
+		return
+	}
+	a.run = nil
+	if m.scheduler != nil {
+		a.h.system.Root.Stop(m.scheduler)
+	}
+	if m.entry != nil {
+		m.entry.cancel(cause)
+		a.h.runs.Delete(runKey(a.id, m.id))
+	}
+}
+
+// mem returns the in-memory part of run r, creating it.
+func (a *sessionActor) mem(r *RunState) (*runMem, error) {
+	if a.run != nil && a.run.id == r.ID {
+		return a.run, nil
+	}
+	a.endRun(errRunCancelled)
+	spec, ok := a.h.Agent(r.Agent)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, r.Agent)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	m := &runMem{id: r.ID, spec: spec, entry: &runEntry{ctx: ctx, cancel: cancel}, inFlight: map[string]bool{}, prepStep: -1}
+	a.run = m
+	return m, nil
+}
+
+// fail appends a run.failed event for run r.
+func (a *sessionActor) fail(r *RunState, kind, msg string) {
+	u := r.Usage
+	_ = a.append(newEvent(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: kind, Message: msg}, Usage: &u}))
+}
+
+// advance decides the active run's next action from the state, and starts
+// it unless it is already under way. It is called after every change and
+// on recovery, so a rebuilt actor carries on from wherever its log stopped.
+func (a *sessionActor) advance(c actor.Context) {
+	r := a.st.ActiveRun()
+	if r == nil || r.Status != StatusRunning {
+		return
+	}
+	m, err := a.mem(r)
+	if err != nil {
+		a.fail(r, FailInternal, err.Error())
+		return
+	}
+	switch {
+	case r.RetryExceeded != "":
+		lim := 0
+		for _, cs := range r.Batch {
+			if cs.Tool == r.RetryExceeded && cs.Return != nil {
+				lim = cs.Return.MaxAttempts - 1
+			}
+		}
+		a.fail(r, FailToolRetryLimit, fmt.Sprintf("tool %q exceeded its retry budget of %d in this run", r.RetryExceeded, lim))
+	case r.Final:
+		out, _ := json.Marshal(r.Output)
+		u := r.Usage
+		_ = a.append(newEvent(events.TypeRunCompleted, a.id, r.ID, "", events.RunCompleted{Output: out, Usage: &u}))
+	case r.AwaitingModel:
+		if m.prep == nil {
+			a.prepare(c, m, r.Step-1)
+		} else if !m.modelBusy {
+			a.callModel(m, r)
+		}
+	case r.NeedModel:
+		if lim := m.spec.Limits.Requests; lim > 0 && r.Step >= lim {
+			a.fail(r, FailUsageLimit, fmt.Sprintf("the run reached its limit of %d model requests", lim))
+			return
+		}
+		if m.prep == nil || m.prepStep != r.Step {
+			a.prepare(c, m, r.Step)
+			return
+		}
+		a.requestModel(m, r)
+	case len(r.Batch) > 0:
+		a.runBatch(c, m, r)
+	}
+}
+
+// prepare asks the lifecycle actor for the toolsets of step.
+func (a *sessionActor) prepare(c actor.Context, m *runMem, step int) {
+	if m.preparing {
+		return
+	}
+	m.preparing = true
+	c.Request(a.life, &prepareRequest{spec: m.spec, tc: toolsets.ToolsetContext{RunID: m.id, SessionID: a.id, ConversationID: a.id, RunStep: step}})
+	m.prepStep = step
+}
+
+func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
+	m := a.run
+	if m == nil || m.id != p.runID {
+		return
+	}
+	m.preparing = false
+	r := a.st.Run(m.id)
+	if p.err != nil {
+		a.fail(r, FailToolset, p.err.Error())
+		return
+	}
+	reports := toolsetReports(a.id, m.id, m.last, p.prep)
+	m.prep, m.last = p.prep, p.prep
+	m.entry.mu.Lock()
+	m.entry.reg = p.prep.Registry
+	m.entry.mu.Unlock()
+	a.h.runs.Store(runKey(a.id, m.id), m.entry)
+	if r.NeedModel {
+		a.requestModel(m, r, reports...)
+		return
+	}
+	if err := a.append(reports...); err != nil {
+		return
+	}
+	a.advance(c)
+}
+
+// requestModel records model.request (after the preparation's reports)
+// and calls the model.
+func (a *sessionActor) requestModel(m *runMem, r *RunState, reports ...events.Event) {
+	conv := a.st.Conversation(r)
+	// Record the messages added since the previous request: the full
+	// conversation of any request is a fold of the stream.
+	added := r.Messages
+	if r.Step > 0 && len(added) > 0 {
+		added = added[len(added)-1:]
+	} else {
+		added = conv
+	}
+	msgs, err := json.Marshal(added)
+	if err != nil {
+		a.fail(r, FailInternal, "encode messages: "+err.Error())
+		return
+	}
+	ev := newEvent(events.TypeModelRequest, a.id, r.ID, "", events.ModelRequest{Model: modelName(m.spec.Model), Messages: msgs, Tools: m.prep.Names})
+	if err := a.append(append(reports, ev)...); err != nil {
+		return
+	}
+	a.callModel(m, r)
+}
+
+func modelName(model llm.Model) string { return fmt.Sprintf("%T", model) }
+
+// callModel runs the model request of the current step in a goroutine.
+func (a *sessionActor) callModel(m *runMem, r *RunState) {
+	m.modelBusy = true
+	req := &llm.Request{Instructions: m.prep.Instructions, Messages: a.st.Conversation(r), Tools: m.prep.Tools,
+		Run: llm.RunInfo{SessionID: a.id, RunID: r.ID, Step: r.Step}}
+	step, self, ctx, model := r.Step, a.self, m.entry.ctx, m.spec.Model
+	go func() {
+		resp, err := model.Request(ctx, req)
+		a.h.system.Root.Send(self, &modelReply{runID: r.ID, step: step, resp: resp, err: err})
+	}()
+}
+
+func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
+	m := a.run
+	r := a.st.ActiveRun()
+	if m == nil || r == nil || r.ID != mr.runID || m.id != mr.runID || r.Step != mr.step || !r.AwaitingModel {
+		return
+	}
+	m.modelBusy = false
+	if mr.err != nil {
+		a.fail(r, FailModel, mr.err.Error())
+		return
+	}
+	resp := mr.resp
+	if err := resp.Validate(); err != nil {
+		a.fail(r, FailInvalidResponse, err.Error())
+		return
+	}
+	usage := r.Usage
+	usage.Requests += resp.Usage.Requests
+	usage.InputTokens += resp.Usage.InputTokens
+	usage.OutputTokens += resp.Usage.OutputTokens
+	msg, err := json.Marshal(resp.Message())
+	if err != nil {
+		a.fail(r, FailInternal, "encode response: "+err.Error())
+		return
+	}
+	ids := make([]string, len(resp.ToolCalls))
+	for i, tc := range resp.ToolCalls {
+		ids[i] = tc.ID
+	}
+	ru := resp.Usage
+	evs := []events.Event{newEvent(events.TypeModelResponse, a.id, r.ID, "", events.ModelResponse{
+		Model: resp.Model, Message: msg, FinishReason: string(resp.FinishReason), ToolCallIDs: ids,
+		Usage: &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens}})}
+	failWith := func(kind, text string) {
+		evs = append(evs, newEvent(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}),
+			newEvent(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: kind, Message: text}, Usage: &usage}))
+		_ = a.append(evs...)
+	}
+	lim := m.spec.Limits
+	switch {
+	case lim.InputTokens > 0 && usage.InputTokens > lim.InputTokens,
+		lim.OutputTokens > 0 && usage.OutputTokens > lim.OutputTokens,
+		lim.TotalTokens > 0 && usage.InputTokens+usage.OutputTokens > lim.TotalTokens:
+		failWith(FailUsageLimit, "the run exceeded its token limit")
+		return
+	case len(resp.ToolCalls) == 0:
+		out, _ := json.Marshal(resp.Text)
+		evs = append(evs, newEvent(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}),
+			newEvent(events.TypeRunCompleted, a.id, r.ID, "", events.RunCompleted{Output: out, Usage: &usage}))
+		_ = a.append(evs...)
+		return
+	case !m.prep.HasTools():
+		failWith(FailNoTools, fmt.Sprintf("the model called %q but the agent has no tools", resp.ToolCalls[0].Name))
+		return
+	case lim.ToolCalls > 0 && usage.ToolCalls+int64(len(resp.ToolCalls)) > int64(lim.ToolCalls):
+		failWith(FailUsageLimit, fmt.Sprintf("the response asks for %d tool calls; the run has used %d of its limit of %d", len(resp.ToolCalls), usage.ToolCalls, lim.ToolCalls))
+		return
+	}
+	usage.ToolCalls += int64(len(resp.ToolCalls))
+	for _, tc := range resp.ToolCalls {
+		evs = append(evs, newEvent(events.TypeToolRequested, a.id, r.ID, tc.ID, events.ToolRequested{Tool: tc.Name, Toolset: m.prep.ToolsetOf[tc.Name].Name, Arguments: tc.Arguments}))
+	}
+	evs = append(evs, newEvent(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}))
+	if err := a.append(evs...); err != nil {
+		return
+	}
+	a.advance(c)
+}
+
+// runBatch carries the current batch on: calls that need to run are
+// checked against the approval policy and handed to a scheduler; once
+// nothing runs and calls wait for decisions, the run waits.
+func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
+	var toRun []*CallState
+	for _, cs := range r.Batch {
+		approved := cs.Pending == PendingApproval && cs.Decision != nil && cs.Decision.Action == ActionApprove
+		if (cs.Return == nil || approved) && !m.inFlight[cs.ID] {
+			toRun = append(toRun, cs)
+		}
+	}
+	if len(toRun) > 0 {
+		if m.prep == nil {
+			a.prepare(c, m, r.Step)
+			return
+		}
+		if m.scheduler != nil {
+			return // the running batch's scheduler finishes first
+		}
+		// The approval policy is checked before any call runs.
+		var policy []events.Event
+		var reqs []ToolRequest
+		for _, cs := range toRun {
+			var approval *toolsets.Approval
+			if cs.Decision != nil && cs.Decision.Action == ActionApprove {
+				approval = &toolsets.Approval{DecidedBy: cs.Decision.By, Note: cs.Decision.Reason, Arguments: cs.Decision.Arguments}
+			} else if needsApproval(m.spec.ApprovalRequired, m.prep, cs.Tool) {
+				policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
+				continue
+			}
+			reqs = append(reqs, ToolRequest{SessionID: a.id, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval})
+		}
+		if len(policy) > 0 {
+			if err := a.append(policy...); err != nil {
+				return
+			}
+		}
+		if len(reqs) > 0 {
+			for _, q := range reqs {
+				m.inFlight[q.CallID] = true
+			}
+			b := &scheduleBatch{runID: r.ID, calls: reqs, sequential: sequentialBatch(m.prep, r.Batch)}
+			m.scheduler = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: a.h, batch: b} }))
+			return
+		}
+		if a.st.ActiveRun() != r || r.batchDone() {
+			a.advance(c)
+			return
+		}
+	}
+	if len(m.inFlight) > 0 || m.scheduler != nil || r.batchDone() {
+		return
+	}
+	// Nothing runs and calls wait: the run waits for decisions.
+	var evs []events.Event
+	var ids []string
+	reasons := map[PendingKind]bool{}
+	for _, cs := range r.Batch {
+		if cs.Pending == "" || cs.Decision != nil {
+			continue
+		}
+		ids = append(ids, cs.ID)
+		reasons[cs.Pending] = true
+		if cs.Requested {
+			continue
+		}
+		var reason string
+		var meta json.RawMessage
+		if ctl := cs.Return.Control; ctl != nil {
+			reason = ctl.Reason
+			if len(ctl.Metadata) > 0 {
+				meta, _ = json.Marshal(ctl.Metadata)
+			}
+		}
+		if cs.Pending == PendingApproval {
+			evs = append(evs, newEvent(events.TypeApprovalRequested, a.id, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: cs.Arguments, Reason: reason, Metadata: meta}))
+		} else {
+			evs = append(evs, newEvent(events.TypeDeferredRequested, a.id, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: cs.Arguments, Metadata: meta}))
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	var rs []string
+	for _, k := range []PendingKind{PendingApproval, PendingDeferred} {
+		if reasons[k] {
+			rs = append(rs, string(k))
+		}
+	}
+	reason := rs[0]
+	if len(rs) > 1 {
+		reason = rs[0] + "," + rs[1]
+	}
+	evs = append(evs, newEvent(events.TypeRunWaiting, a.id, r.ID, "", events.RunWaiting{Reason: reason, ToolCallIDs: ids}))
+	_ = a.append(evs...)
+}
+
+// sequentialBatch reports whether the batch runs in model order: a called
+// tool is sequential, or a tool name appears more than once.
+func sequentialBatch(prep *Prepared, batch []*CallState) bool {
+	seen := make(map[string]bool, len(batch))
+	for _, cs := range batch {
+		if seen[cs.Tool] {
+			return true
+		}
+		seen[cs.Tool] = true
+		if def, ok := prep.Registry.Lookup(cs.Tool); ok && def.Sequential {
+			return true
+		}
+	}
+	return false
+}
+
+// policyReturn is the return of a call the agent's approval policy stops
+// before it runs.
+func policyReturn(cs *CallState) toolsets.Return {
+	const why = "the agent's approval policy requires approval for this tool"
+	return controlReturn(cs, toolsets.KindApprovalRequired, &toolsets.Control{Message: "approval required: " + why, Reason: why})
+}
+
+func controlReturn(cs *CallState, kind toolsets.Kind, ctl *toolsets.Control) toolsets.Return {
+	f := kind.Flags()
+	content, _ := json.Marshal(ctl.Message)
+	return toolsets.Return{CallID: cs.ID, ToolName: cs.Tool, Kind: kind, Success: f.Success, IsError: f.IsError, Content: content, Control: ctl}
+}
+
+func returnedEvent(session, run string, ret toolsets.Return) events.Event {
+	b, err := json.Marshal(&ret)
+	if err != nil {
+		content, _ := json.Marshal("the tool's return could not be encoded: " + err.Error())
+		ret = toolsets.Return{CallID: ret.CallID, ToolName: ret.ToolName, Kind: toolsets.KindUserError, IsError: true, Content: content}
+		b, _ = json.Marshal(&ret)
+	}
+	return newEvent(events.TypeToolReturned, session, run, ret.CallID, events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts})
+}
+
+func (a *sessionActor) onTool(c actor.Context, tm *toolMsg) {
+	m := a.run
+	r := a.st.ActiveRun()
+	if m == nil || r == nil || m.id != tm.runID || r.ID != tm.runID {
+		return
+	}
+	rep := tm.report
+	cs := r.call(rep.CallID)
+	if cs == nil || !m.inFlight[rep.CallID] {
+		return // a late report of a closed call
+	}
+	var ev events.Event
+	switch rep.Type {
+	case ReportStarted:
+		ev = newEvent(events.TypeToolStarted, a.id, r.ID, cs.ID, events.ToolStarted{Tool: cs.Tool, Attempt: rep.Attempt})
+	case ReportRetried:
+		info := events.ErrorInfo{Message: "attempt failed"}
+		if rep.Error != nil {
+			info = *rep.Error
+		}
+		ev = newEvent(events.TypeToolRetried, a.id, r.ID, cs.ID, events.ToolRetried{Tool: cs.Tool, Attempt: rep.Attempt, Error: info})
+	case ReportProgress:
+		p := events.ToolProgress{Tool: cs.Tool, Attempt: rep.Attempt}
+		if rep.Progress != nil {
+			p.Name, p.Data = rep.Progress.Name, rep.Progress.Data
+		}
+		ev = newEvent(events.TypeToolProgress, a.id, r.ID, cs.ID, p)
+	case ReportReturned:
+		if rep.Return == nil {
+			return
+		}
+		delete(m.inFlight, rep.CallID)
+		ret := *rep.Return
+		ret.CallID, ret.ToolName = cs.ID, cs.Tool
+		if err := a.append(returnedEvent(a.id, r.ID, ret)); err != nil {
+			return
+		}
+		a.advance(c)
+		return
+	default:
+		return
+	}
+	_ = a.append(ev)
+}
+
+func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
+	reply := func(r CommandReply) {
+		if cmd.msg != nil {
+			respond(cmd.msg, r)
+		}
+	}
+	refuse := func(sentinel error, format string, args ...any) {
+		reply(CommandReply{Error: commandError(cmd.verb, a.id, sentinel, format, args...)})
+	}
+	if a.loadErr != nil {
+		refuse(ErrInternal, "load session: %v", a.loadErr)
+		return
+	}
+	var runID string
+	var err error
+	switch cmd.verb {
+	case VerbStart:
+		var b StartCommand
+		if err := json.Unmarshal(cmd.data, &b); err != nil || b.RunID == "" {
+			refuse(ErrBadCommand, "start needs a run_id, an agent and a prompt")
+			return
+		}
+		runID, err = a.start(b)
+	case VerbResume:
+		var b ResumeCommand
+		if err := json.Unmarshal(cmd.data, &b); err != nil {
+			refuse(ErrBadCommand, "decode resume: %v", err)
+			return
+		}
+		runID, err = a.resume(b)
+	case VerbCancel:
+		var b CancelCommand
+		if err := json.Unmarshal(cmd.data, &b); err != nil {
+			refuse(ErrBadCommand, "decode cancel: %v", err)
+			return
+		}
+		runID, err = a.cancel(b)
+	default:
+		refuse(ErrBadCommand, "unknown verb %q", cmd.verb)
+		return
+	}
+	if err != nil {
+		var ce *CommandError
+		if !errors.As(err, &ce) {
+			ce = commandError(cmd.verb, a.id, ErrInternal, "%v", err)
+		}
+		ce.Verb, ce.SessionID = cmd.verb, a.id
+		reply(CommandReply{Error: ce})
+		return
+	}
+	reply(CommandReply{RunID: runID, Version: a.st.Version})
+	a.advance(c)
+}
+
+func (a *sessionActor) start(b StartCommand) (string, error) {
+	if r := a.st.Run(b.RunID); r != nil {
+		if r.Agent == b.Agent && r.Prompt == b.Prompt {
+			return r.ID, nil // a retried start: already done
+		}
+		return "", commandError(VerbStart, a.id, ErrBadCommand, "run %q exists", b.RunID)
+	}
+	if _, ok := a.h.Agent(b.Agent); !ok {
+		return "", commandError(VerbStart, a.id, ErrUnknownAgent, "agent %q is not registered", b.Agent)
+	}
+	if a.st.Active != "" {
+		return "", commandError(VerbStart, a.id, ErrSessionBusy, "run %q is %s", a.st.Active, a.st.ActiveRun().Status)
+	}
+	input, _ := json.Marshal(b.Prompt)
+	return b.RunID, a.append(newEvent(events.TypeRunStarted, a.id, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input}))
+}
+
+func (a *sessionActor) resume(b ResumeCommand) (string, error) {
+	r := a.st.Run(b.RunID)
+	if b.RunID == "" {
+		r = a.st.ActiveRun()
+	}
+	if r == nil {
+		return "", commandError(VerbResume, a.id, ErrUnknownRun, "no run %q", b.RunID)
+	}
+	if r.Status != StatusWaiting {
+		return "", commandError(VerbResume, a.id, ErrNotWaiting, "run %q is %s", r.ID, r.Status)
+	}
+	evs, err := decisionEvents(a.id, r, b.Decisions)
+	if err != nil {
+		return "", err
+	}
+	if a.run != nil {
+		a.run.prep, a.run.last = nil, nil // a resumed run re-prepares its toolsets
+	}
+	return r.ID, a.append(evs...)
+}
+
+// decisionEvents checks decisions against the pending items of r (one
+// decision for each, fitting its kind) and returns the events that record
+// them and resume the run: approval.decided / deferred.resolved, run.resumed,
+// then tool.returned for denied and resolved calls. Nothing is returned on
+// error.
+func decisionEvents(session string, r *RunState, ds []Decision) ([]events.Event, error) {
+	pending := r.Pending()
+	kinds := make(map[string]PendingKind, len(pending))
+	for _, p := range pending {
+		kinds[p.ID] = p.Kind
+	}
+	byID := make(map[string]Decision, len(ds))
+	for _, d := range ds {
+		k, ok := kinds[d.ID]
+		switch {
+		case !ok:
+			return nil, commandError(VerbResume, session, ErrUnknownDecision, "no pending item %q", d.ID)
+		case byID[d.ID].ID != "":
+			return nil, commandError(VerbResume, session, ErrDuplicateDecision, "two decisions for %q", d.ID)
+		}
+		switch {
+		case k == PendingApproval && d.Action != ActionApprove && d.Action != ActionDeny,
+			k == PendingDeferred && d.Action != ActionComplete && d.Action != ActionFail:
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "%q is a pending %s; %q does not apply", d.ID, k, d.Action)
+		case len(d.Arguments) > 0 && (!json.Valid(d.Arguments) || firstByte(d.Arguments) != '{'):
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q are not a JSON object", d.ID)
+		case len(d.Result) > 0 && !json.Valid(d.Result):
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "result of %q is not JSON", d.ID)
+		}
+		byID[d.ID] = d
+	}
+	var missing []string
+	for _, p := range pending {
+		if _, ok := byID[p.ID]; !ok {
+			missing = append(missing, p.ID)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, commandError(VerbResume, session, ErrMissingDecisions, "no decision for %v", missing)
+	}
+	var evs, returns []events.Event
+	ids := make([]string, 0, len(pending))
+	for _, p := range pending {
+		d := byID[p.ID]
+		cs := r.call(p.ID)
+		ids = append(ids, p.ID)
+		switch d.Action {
+		case ActionApprove, ActionDeny:
+			evs = append(evs, newEvent(events.TypeApprovalDecided, session, r.ID, p.ID, events.ApprovalDecided{Approved: d.Action == ActionApprove, By: d.By, Reason: d.Reason, Arguments: d.Arguments}))
+			if d.Action == ActionDeny {
+				msg := "The call was denied"
+				if d.By != "" {
+					msg += " by " + d.By
+				}
+				if d.Reason != "" {
+					msg += ": " + d.Reason
+				}
+				returns = append(returns, returnedEvent(session, r.ID, controlReturn(cs, toolsets.KindFeedback, &toolsets.Control{Message: msg + ".", Reason: d.Reason})))
+			}
+		case ActionComplete:
+			ret := toolsets.Return{CallID: cs.ID, ToolName: cs.Tool, Kind: toolsets.KindSuccess, Success: true, Content: slices.Clone(d.Result), Attempts: 1, MaxAttempts: 1}
+			if len(ret.Content) == 0 {
+				ret.Content = json.RawMessage("null")
+			}
+			b, _ := json.Marshal(&ret)
+			evs = append(evs, newEvent(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By}))
+			returns = append(returns, returnedEvent(session, r.ID, ret))
+		case ActionFail:
+			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
+			b, _ := json.Marshal(&ret)
+			evs = append(evs, newEvent(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
+			returns = append(returns, returnedEvent(session, r.ID, ret))
+		}
+	}
+	evs = append(evs, newEvent(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
+	return append(evs, returns...), nil
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
+}
+
+func (a *sessionActor) cancel(b CancelCommand) (string, error) {
+	r := a.st.Run(b.RunID)
+	if b.RunID == "" {
+		r = a.st.ActiveRun()
+	}
+	if r == nil {
+		return "", commandError(VerbCancel, a.id, ErrUnknownRun, "no run %q", b.RunID)
+	}
+	if r.Status.Ended() {
+		return "", commandError(VerbCancel, a.id, ErrRunEnded, "run %q is %s", r.ID, r.Status)
+	}
+	reason := b.Reason
+	if reason == "" {
+		reason = "the run was cancelled"
+	}
+	// Close every dangling call so that the history stays valid.
+	var evs []events.Event
+	for _, cs := range r.Batch {
+		if cs.Done() {
+			continue
+		}
+		evs = append(evs, returnedEvent(a.id, r.ID, controlReturn(cs, toolsets.KindCancelled, &toolsets.Control{Message: fmt.Sprintf("tool %q: cancelled: %s", cs.Tool, reason)})))
+	}
+	evs = append(evs, newEvent(events.TypeRunCancelled, a.id, r.ID, "", events.RunCancelled{Reason: reason, By: b.By}))
+	return r.ID, a.append(evs...)
+}

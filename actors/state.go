@@ -1,0 +1,456 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// RunStatus is where a run stands. The set is closed.
+type RunStatus string
+
+// The run statuses.
+const (
+	StatusRunning   RunStatus = "running"
+	StatusWaiting   RunStatus = "waiting"
+	StatusCompleted RunStatus = "completed"
+	StatusFailed    RunStatus = "failed"
+	StatusCancelled RunStatus = "cancelled"
+)
+
+// Settled reports whether a run in status s is not running: it waits for
+// decisions or has ended.
+func (s RunStatus) Settled() bool { return s != StatusRunning && s != "" }
+
+// Ended reports whether s is a final status.
+func (s RunStatus) Ended() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// PendingKind says what a pending item waits for.
+type PendingKind string
+
+// The pending kinds.
+const (
+	PendingApproval PendingKind = "approval"
+	PendingDeferred PendingKind = "deferred"
+)
+
+// SessionState is the state of a session: nothing but the fold of its
+// events (Apply). The session actor is its only writer.
+type SessionState struct {
+	SessionID string
+	// Version is the version of the last applied event: the expected
+	// version of the next append.
+	Version uint64
+	// Runs by id, and their ids in start order.
+	Runs  map[string]*RunState
+	Order []string
+	// Active is the run that is running or waiting, "" when none.
+	Active string
+	// History is the conversation of the session's ended runs, carried
+	// into the next run's model requests.
+	History []llm.Message
+}
+
+// RunState is the state of one run.
+type RunState struct {
+	ID     string
+	Agent  string
+	Prompt string
+	Status RunStatus
+	// Step counts the model requests made.
+	Step int
+	// Messages is the run's conversation: the prompt, the model's
+	// responses and the tool returns, in order.
+	Messages []llm.Message
+	// NeedModel: the next thing to do is a model request.
+	NeedModel bool
+	// AwaitingModel: a model.request was recorded without its response.
+	AwaitingModel bool
+	// Final: the last response had no tool calls; Output is its text.
+	Final  bool
+	Output string
+	// Batch is the current response's tool calls in model order.
+	Batch []*CallState
+	// Retries counts the model retries used per tool in this run.
+	Retries map[string]int
+	// RetryExceeded names a tool whose model-retry budget is spent.
+	RetryExceeded string
+	Usage         events.Usage
+	Error         *events.ErrorInfo
+	CancelReason  string
+}
+
+// CallState is one tool call of the current batch.
+type CallState struct {
+	ID        string
+	Tool      string
+	Toolset   string
+	Arguments json.RawMessage
+	// Attempts is the highest attempt started.
+	Attempts int
+	// Return is the last return recorded for the call (possibly a
+	// suspension).
+	Return *toolsets.Return
+	// Pending is set while the call waits for a decision.
+	Pending PendingKind
+	// Requested: the approval.requested / deferred.requested event of the
+	// current suspension is recorded.
+	Requested bool
+	// Decision is the decision recorded for the current suspension.
+	Decision *Decision
+}
+
+// Done reports whether the call has a final (non-suspending) return.
+func (c *CallState) Done() bool {
+	return c.Return != nil && !c.Return.Kind.Flags().Suspends
+}
+
+// Decision is a human or external decision on a pending item. It is also
+// the body element of a resume command (see PROTOCOL in doc.go).
+type Decision struct {
+	// ID is the pending item's id: the tool call id.
+	ID string `json:"id"`
+	// Action is "approve", "deny", "complete" or "fail".
+	Action string `json:"action"`
+	// By says who decided.
+	By string `json:"by,omitempty"`
+	// Reason explains a denial or a failure; Note comments an approval.
+	Reason string `json:"reason,omitempty"`
+	// Arguments are the reviewed arguments of an approval (optional).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Result is a completed deferred call's value (JSON).
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// The decision actions.
+const (
+	ActionApprove  = "approve"
+	ActionDeny     = "deny"
+	ActionComplete = "complete"
+	ActionFail     = "fail"
+)
+
+// NewSessionState returns the state of a session with no events.
+func NewSessionState(sessionID string) *SessionState {
+	return &SessionState{SessionID: sessionID, Runs: map[string]*RunState{}}
+}
+
+// Run returns the run with id, or nil.
+func (s *SessionState) Run(id string) *RunState { return s.Runs[id] }
+
+// ActiveRun returns the running or waiting run, or nil.
+func (s *SessionState) ActiveRun() *RunState {
+	if s.Active == "" {
+		return nil
+	}
+	return s.Runs[s.Active]
+}
+
+// call returns the call id of the run's current batch, or nil.
+func (r *RunState) call(id string) *CallState {
+	for _, c := range r.Batch {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// Pending returns the items the run waits for, in model order.
+func (r *RunState) Pending() []PendingItem {
+	var out []PendingItem
+	for _, c := range r.Batch {
+		if c.Pending == "" || c.Return == nil {
+			continue
+		}
+		it := PendingItem{ID: c.ID, Kind: c.Pending, Tool: c.Tool, Toolset: c.Toolset, Arguments: c.Arguments}
+		if ctl := c.Return.Control; ctl != nil {
+			it.Reason, it.Metadata = ctl.Reason, ctl.Metadata
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// PendingItem is a tool call that waits for a human approval or an external
+// result. Its ID is the tool call's id, unique among the run's pending items.
+type PendingItem struct {
+	ID        string          `json:"id"`
+	Kind      PendingKind     `json:"kind"`
+	Tool      string          `json:"tool"`
+	Toolset   string          `json:"toolset,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Metadata  map[string]any  `json:"metadata,omitempty"`
+}
+
+// batchSettled reports whether every call of the batch has a return
+// (final or suspension).
+func (r *RunState) batchSettled() bool {
+	for _, c := range r.Batch {
+		if c.Return == nil || (c.Pending != "" && c.Decision != nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// batchDone reports whether every call has a final return.
+func (r *RunState) batchDone() bool {
+	for _, c := range r.Batch {
+		if !c.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// Apply folds ev into the state. Events must come in version order; an
+// event of an unknown run, or one that breaks the run's order, is an error
+// (the stream is corrupt or another writer forked it).
+func (s *SessionState) Apply(ev events.Event) error {
+	if ev.Version != 0 && ev.Version != s.Version+1 {
+		return fmt.Errorf("apply %s: version %d after %d", ev.Type, ev.Version, s.Version)
+	}
+	if err := s.apply(ev); err != nil {
+		return fmt.Errorf("apply %s v%d (run %s): %w", ev.Type, ev.Version, ev.RunID, err)
+	}
+	s.Version++
+	return nil
+}
+
+func decode[T any](ev events.Event) (*T, error) {
+	v := new(T)
+	if len(ev.Data) == 0 {
+		return v, nil
+	}
+	if err := json.Unmarshal(ev.Data, v); err != nil {
+		return nil, fmt.Errorf("%w: %v", events.ErrMalformed, err)
+	}
+	return v, nil
+}
+
+func (s *SessionState) apply(ev events.Event) error {
+	if ev.Type == events.TypeRunStarted {
+		d, err := decode[events.RunStarted](ev)
+		if err != nil {
+			return err
+		}
+		var prompt string
+		if len(d.Input) > 0 {
+			if err := json.Unmarshal(d.Input, &prompt); err != nil {
+				return fmt.Errorf("%w: input: %v", events.ErrMalformed, err)
+			}
+		}
+		if _, dup := s.Runs[ev.RunID]; dup {
+			return fmt.Errorf("run started twice")
+		}
+		r := &RunState{ID: ev.RunID, Agent: d.Agent, Prompt: prompt, Status: StatusRunning, NeedModel: true,
+			Messages: []llm.Message{llm.UserMessage(prompt)}, Retries: map[string]int{}}
+		s.Runs[r.ID] = r
+		s.Order = append(s.Order, r.ID)
+		s.Active = r.ID
+		return nil
+	}
+	r := s.Runs[ev.RunID]
+	if r == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownRun, ev.RunID)
+	}
+	switch ev.Type {
+	case events.TypeToolsetInitialized, events.TypeToolsetRefreshed, events.TypeToolsetClosed,
+		events.TypeToolsetUnavailable, events.TypeToolsetFailed, events.TypeToolProgress,
+		events.TypeToolRetried:
+		// Reports: no state of their own.
+	case events.TypeUsageSnapshot:
+		d, err := decode[events.UsageSnapshot](ev)
+		if err != nil {
+			return err
+		}
+		r.Usage = d.Usage
+	case events.TypeModelRequest:
+		r.Step++
+		r.NeedModel, r.AwaitingModel = false, true
+	case events.TypeModelResponse:
+		d, err := decode[events.ModelResponse](ev)
+		if err != nil {
+			return err
+		}
+		var msg llm.Message
+		if err := json.Unmarshal(d.Message, &msg); err != nil {
+			return fmt.Errorf("%w: message: %v", events.ErrMalformed, err)
+		}
+		r.AwaitingModel = false
+		r.Messages = append(r.Messages, msg)
+		r.Batch = nil
+		if len(d.ToolCallIDs) == 0 {
+			r.Final = true
+			r.Output = textOf(msg)
+		}
+	case events.TypeToolRequested:
+		d, err := decode[events.ToolRequested](ev)
+		if err != nil {
+			return err
+		}
+		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Arguments})
+	case events.TypeToolStarted:
+		d, err := decode[events.ToolStarted](ev)
+		if err != nil {
+			return err
+		}
+		if c := r.call(ev.ToolCallID); c != nil {
+			c.Attempts = max(c.Attempts, d.Attempt)
+		}
+	case events.TypeToolReturned:
+		d, err := decode[events.ToolReturned](ev)
+		if err != nil {
+			return err
+		}
+		c := r.call(ev.ToolCallID)
+		if c == nil {
+			return fmt.Errorf("return of unknown call %q", ev.ToolCallID)
+		}
+		var ret toolsets.Return
+		if err := json.Unmarshal(d.Return, &ret); err != nil {
+			return fmt.Errorf("%w: return: %v", events.ErrMalformed, err)
+		}
+		c.Return, c.Requested, c.Decision = &ret, false, nil
+		c.Pending = ""
+		switch ret.Kind {
+		case toolsets.KindApprovalRequired:
+			c.Pending = PendingApproval
+		case toolsets.KindCallDeferred:
+			c.Pending = PendingDeferred
+		}
+		if r.batchDone() {
+			r.finishBatch()
+		}
+	case events.TypeApprovalRequested, events.TypeDeferredRequested:
+		if c := r.call(ev.ToolCallID); c != nil {
+			c.Requested = true
+		}
+	case events.TypeRunWaiting:
+		r.Status = StatusWaiting
+	case events.TypeApprovalDecided:
+		d, err := decode[events.ApprovalDecided](ev)
+		if err != nil {
+			return err
+		}
+		c := r.call(ev.ToolCallID)
+		if c == nil {
+			return fmt.Errorf("decision on unknown call %q", ev.ToolCallID)
+		}
+		act := ActionDeny
+		if d.Approved {
+			act = ActionApprove
+		}
+		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Reason: d.Reason, Arguments: d.Arguments}
+	case events.TypeDeferredResolved:
+		d, err := decode[events.DeferredResolved](ev)
+		if err != nil {
+			return err
+		}
+		c := r.call(ev.ToolCallID)
+		if c == nil {
+			return fmt.Errorf("resolution of unknown call %q", ev.ToolCallID)
+		}
+		act := ActionComplete
+		if d.IsError {
+			act = ActionFail
+		}
+		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Result: d.Return}
+	case events.TypeRunResumed:
+		r.Status = StatusRunning
+	case events.TypeRunCompleted:
+		d, err := decode[events.RunCompleted](ev)
+		if err != nil {
+			return err
+		}
+		if len(d.Output) > 0 {
+			_ = json.Unmarshal(d.Output, &r.Output)
+		}
+		s.end(r, StatusCompleted)
+	case events.TypeRunFailed:
+		d, err := decode[events.RunFailed](ev)
+		if err != nil {
+			return err
+		}
+		r.Error = &d.Error
+		s.end(r, StatusFailed)
+	case events.TypeRunCancelled:
+		d, err := decode[events.RunCancelled](ev)
+		if err != nil {
+			return err
+		}
+		r.CancelReason = d.Reason
+		s.end(r, StatusCancelled)
+	default:
+		return fmt.Errorf("%w: %q", events.ErrUnknownType, ev.Type)
+	}
+	return nil
+}
+
+// finishBatch appends the batch's returns to the conversation, in model
+// order, and counts model retries against the per-tool budget.
+func (r *RunState) finishBatch() {
+	msg := llm.Message{Role: llm.RoleUser}
+	for _, c := range r.Batch {
+		ret := c.Return
+		switch ret.Kind {
+		case toolsets.KindInvalidArguments, toolsets.KindModelRetry:
+			r.Retries[c.Tool]++
+			if r.Retries[c.Tool] > ret.MaxAttempts-1 && r.RetryExceeded == "" {
+				r.RetryExceeded = c.Tool
+			}
+			msg.Parts = append(msg.Parts, llm.RetryPrompt{CallID: c.ID, Name: c.Tool, Message: contentText(ret), Retries: r.Retries[c.Tool]})
+		case toolsets.KindNotFound, toolsets.KindNotExposed:
+			msg.Parts = append(msg.Parts, llm.RetryPrompt{CallID: c.ID, Name: c.Tool, Message: contentText(ret)})
+		default:
+			msg.Parts = append(msg.Parts, llm.ToolReturn{CallID: c.ID, Name: c.Tool, Content: ret.ModelContent(), IsError: ret.IsError})
+		}
+	}
+	if len(msg.Parts) > 0 {
+		r.Messages = append(r.Messages, msg)
+	}
+	r.NeedModel = true
+}
+
+// end closes run r with status st and carries its valid conversation into
+// the session history: a trailing response whose calls have no returns is
+// dropped so that the history stays a valid conversation.
+func (s *SessionState) end(r *RunState, st RunStatus) {
+	r.Status, r.NeedModel, r.AwaitingModel = st, false, false
+	if s.Active == r.ID {
+		s.Active = ""
+	}
+	msgs := r.Messages
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleAssistant && len(msgs[n-1].ToolCalls()) > 0 {
+		msgs = msgs[:n-1]
+	}
+	s.History = append(s.History, msgs...)
+}
+
+// Conversation returns the messages of a model request of run r: the
+// session history, then the run's own messages.
+func (s *SessionState) Conversation(r *RunState) []llm.Message {
+	return slices.Concat(s.History, r.Messages)
+}
+
+func textOf(m llm.Message) string {
+	var out string
+	for _, p := range m.Parts {
+		if t, ok := p.(llm.Text); ok {
+			out += t.Text
+		}
+	}
+	return out
+}
+
+func contentText(ret *toolsets.Return) string {
+	return llm.ToolReturn{Content: ret.ModelContent()}.ContentText()
+}

@@ -1,0 +1,113 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// onToolRequest serves one weft.tool.<name> request: it spawns a tool
+// actor for the call.
+func (h *Host) onToolRequest(m *nats.Msg) {
+	var req ToolRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil || m.Reply == "" {
+		h.log.Warn("bad tool request", "subject", m.Subject, "err", err)
+		return
+	}
+	h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+		return &toolActor{h: h, req: req, reply: m.Reply}
+	}))
+}
+
+// toolActor executes one call through the registry of its run, in a
+// goroutine it owns, and reports on the request's reply subject. It stops
+// itself when the call has returned.
+type toolActor struct {
+	h     *Host
+	req   ToolRequest
+	reply string
+}
+
+type toolFinished struct{}
+
+// Receive implements actor.Actor.
+func (a *toolActor) Receive(c actor.Context) {
+	switch c.Message().(type) {
+	case *actor.Started:
+		self := c.Self()
+		go func() {
+			a.run()
+			a.h.system.Root.Send(self, &toolFinished{})
+		}()
+	case *toolFinished:
+		c.Stop(c.Self())
+	}
+}
+
+func (a *toolActor) report(r ToolReport) {
+	r.CallID, r.Tool = a.req.CallID, a.req.Name
+	b, err := json.Marshal(&r)
+	if err != nil {
+		a.h.log.Warn("encode tool report", "err", err)
+		return
+	}
+	_ = a.h.cfg.Conn.Publish(a.reply, b)
+}
+
+func (a *toolActor) run() {
+	v, ok := a.h.runs.Load(runKey(a.req.SessionID, a.req.RunID))
+	if !ok {
+		ret := toolsets.Return{CallID: a.req.CallID, ToolName: a.req.Name, Kind: toolsets.KindUserError, IsError: true,
+			Content: json.RawMessage(`"this process has no tools prepared for the run"`),
+			Control: &toolsets.Control{Message: "this process has no tools prepared for the run"}}
+		a.report(ToolReport{Type: ReportReturned, Return: &ret})
+		return
+	}
+	e := v.(*runEntry)
+	e.mu.RLock()
+	reg := e.reg
+	e.mu.RUnlock()
+	ctx := context.WithValue(e.ctx, observerKey{}, observer(a.report))
+	ret := reg.Call(ctx, toolsets.Invocation{
+		CallID: a.req.CallID, Name: a.req.Name, Arguments: a.req.Arguments,
+		RunID: a.req.RunID, SessionID: a.req.SessionID, ConversationID: a.req.SessionID,
+		Approval: a.req.Approval,
+		Emitter: toolsets.EmitterFunc(func(p toolsets.Progress) {
+			a.report(ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
+		}),
+	})
+	a.report(ToolReport{Type: ReportReturned, Attempt: ret.Attempts, Return: &ret})
+}
+
+// errRunCancelled is the cause a run's context is cancelled with.
+var errRunCancelled = errors.New("run cancelled")
+
+// observer receives the started / retried reports of the attempts of a
+// call; it travels in the call's context.
+type observer func(ToolReport)
+
+type observerKey struct{}
+
+// observed wraps a tool so that each attempt reports that it started, and
+// each failed attempt the registry will retry reports that it is retried.
+type observed struct{ toolsets.Tool }
+
+// Call implements toolsets.Tool.
+func (o observed) Call(ctx context.Context, tc *toolsets.ToolContext, args json.RawMessage) (any, error) {
+	obs, _ := ctx.Value(observerKey{}).(observer)
+	if obs != nil {
+		obs(ToolReport{Type: ReportStarted, Attempt: tc.Retry + 1})
+	}
+	v, err := o.Tool.Call(ctx, tc, args)
+	if err != nil && obs != nil && toolsets.KindOf(err).Flags().InternallyRetryable && !tc.LastAttempt() &&
+		!errors.Is(context.Cause(ctx), errRunCancelled) {
+		obs(ToolReport{Type: ReportRetried, Attempt: tc.Retry + 1, Error: &events.ErrorInfo{Kind: string(toolsets.KindOf(err)), Message: err.Error()}})
+	}
+	return v, err
+}

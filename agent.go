@@ -1,0 +1,91 @@
+package weft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// UsageLimits bound the usage of one run; zero means no limit. A run that
+// reaches a limit fails with kind usage_limit_exceeded. ToolCalls is
+// checked for a whole model response before any of its calls starts.
+type UsageLimits = actors.Limits
+
+// AgentConfig describes an agent.
+type AgentConfig struct {
+	// Model answers the agent's requests (required).
+	Model llm.Model
+	// Tools are loose tools; Toolsets are prepared before every model
+	// request.
+	Tools    []toolsets.Tool
+	Toolsets []toolsets.Toolset
+	// Instructions are the agent's system instructions.
+	Instructions []string
+	// ApprovalRequiredTools is the profile-level approval policy: entries
+	// match a tool name, a toolset name or id, a metadata bundle
+	// (metadata["bundle"]) or "*". A matching call waits for approval
+	// before it runs.
+	ApprovalRequiredTools []string
+	// Limits bound each run's usage.
+	Limits UsageLimits
+	// MaxRetries is the retry budget of tools that set none (nil: the
+	// registry default, 2). It bounds both internal retries of a call and
+	// the model retries of a tool within a run.
+	MaxRetries *int
+	// Timeout is the per-attempt timeout of tools that set none.
+	Timeout time.Duration
+}
+
+// Agent is an agent registered on a runtime by name.
+type Agent struct {
+	rt   *Runtime
+	spec *actors.AgentSpec
+}
+
+// NewAgent registers an agent named name. The name is recorded in every
+// run's events; a restarted runtime registers the same agents before
+// Recover.
+func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, fmt.Errorf("weft: agent %q: %w", name, errors.New("no model"))
+	}
+	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: cfg.Toolsets, Instructions: cfg.Instructions,
+		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout}
+	if err := rt.host.Register(spec); err != nil {
+		return nil, fmt.Errorf("weft: %w", err)
+	}
+	return &Agent{rt: rt, spec: spec}, nil
+}
+
+// Name returns the agent's name.
+func (a *Agent) Name() string { return a.spec.Name }
+
+// NewSession returns a new session (a fresh UUIDv7 id) of the agent.
+func (a *Agent) NewSession() *Session {
+	return &Session{agent: a, id: uuid.Must(uuid.NewV7()).String()}
+}
+
+// Session returns the session with id, new or existing.
+func (a *Agent) Session(id string) *Session { return &Session{agent: a, id: id} }
+
+// Run runs prompt in a new session and returns when the run completes,
+// fails, is cancelled or waits for decisions. A failed run returns its
+// Result and a *RunError. When ctx ends first, the run is cancelled.
+func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
+	return a.NewSession().Run(ctx, prompt)
+}
+
+// RunStream runs prompt in a new session and yields the run's events as
+// they are recorded, until the run settles. See Session.RunStream.
+func (a *Agent) RunStream(ctx context.Context, prompt string) iter.Seq2[events.Event, error] {
+	return a.NewSession().RunStream(ctx, prompt)
+}

@@ -1,0 +1,124 @@
+package weft
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
+)
+
+// Status is where a run stands when Run, Resume or Wait return.
+type Status = actors.RunStatus
+
+// The statuses a Result can have.
+const (
+	StatusCompleted = actors.StatusCompleted
+	StatusWaiting   = actors.StatusWaiting
+	StatusFailed    = actors.StatusFailed
+	StatusCancelled = actors.StatusCancelled
+)
+
+// PendingItem is a tool call that waits for a decision; see Pending.
+type PendingItem = actors.PendingItem
+
+// Pending lists what a waiting run waits for. Each item's ID is the tool
+// call's id (unique among the run's pending items, stable across restarts);
+// pass it to Approve, Deny, Complete or Fail.
+type Pending struct {
+	Approvals []PendingItem
+	Deferred  []PendingItem
+}
+
+// Result is a run's outcome when it completed, failed, was cancelled or
+// waits for decisions.
+type Result struct {
+	SessionID string
+	RunID     string
+	Status    Status
+	// Output is the model's final text (completed runs).
+	Output string
+	// Usage is what the run consumed.
+	Usage events.Usage
+	// Messages is the run's conversation: the prompt, the model's
+	// responses and the tool returns.
+	Messages []llm.Message
+	// Pending is what a waiting run waits for.
+	Pending Pending
+	// Err describes why a run failed (or was cancelled); nil otherwise.
+	Err *RunError
+}
+
+// RunError is why a run failed: a kind (tool_retry_limit_exceeded, no_tools,
+// usage_limit_exceeded, model_error, invalid_response, toolset_error,
+// internal; "cancelled" for a cancelled run) and a message.
+type RunError struct {
+	RunID   string
+	Kind    string
+	Message string
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("weft: run %s: %s: %s", e.RunID, e.Kind, e.Message)
+}
+
+func resultOf(o actors.Outcome) *Result {
+	r := &Result{SessionID: o.SessionID, RunID: o.RunID, Status: o.Status, Output: o.Output, Usage: o.Usage, Messages: o.Messages}
+	for _, p := range o.Pending {
+		if p.Kind == actors.PendingApproval {
+			r.Pending.Approvals = append(r.Pending.Approvals, p)
+		} else {
+			r.Pending.Deferred = append(r.Pending.Deferred, p)
+		}
+	}
+	if o.Error != nil {
+		r.Err = &RunError{RunID: o.RunID, Kind: o.Error.Kind, Message: o.Error.Message}
+	}
+	return r
+}
+
+// Decision is a decision on a pending item; build it with Approve, Deny,
+// Complete or Fail.
+type Decision = actors.Decision
+
+// Approve approves pending call id, decided by by. reviewedArgs, when not
+// nil, replaces the call's arguments (a JSON object, validated like the
+// model's).
+func Approve(id, by string, reviewedArgs json.RawMessage) Decision {
+	return Decision{ID: id, Action: actors.ActionApprove, By: by, Arguments: reviewedArgs}
+}
+
+// Deny denies pending call id; the model gets a denial return with reason.
+func Deny(id, by, reason string) Decision {
+	return Decision{ID: id, Action: actors.ActionDeny, By: by, Reason: reason}
+}
+
+// Complete supplies the result of deferred call id: result is encoded as
+// JSON and becomes the call's return content. A result that cannot be
+// encoded gives a decision the resume refuses (ErrWrongDecision).
+func Complete(id, by string, result any) Decision {
+	b, err := json.Marshal(result)
+	if err != nil {
+		b = []byte("{")
+	}
+	return Decision{ID: id, Action: actors.ActionComplete, By: by, Result: b}
+}
+
+// Fail fails deferred call id with reason; the model gets an error return.
+func Fail(id, by, reason string) Decision {
+	return Decision{ID: id, Action: actors.ActionFail, By: by, Reason: reason}
+}
+
+// Errors of sessions and resumes, matched with errors.Is.
+var (
+	ErrUnknownAgent      = actors.ErrUnknownAgent
+	ErrSessionBusy       = actors.ErrSessionBusy
+	ErrUnknownRun        = actors.ErrUnknownRun
+	ErrNotWaiting        = actors.ErrNotWaiting
+	ErrRunEnded          = actors.ErrRunEnded
+	ErrUnknownDecision   = actors.ErrUnknownDecision
+	ErrDuplicateDecision = actors.ErrDuplicateDecision
+	ErrMissingDecisions  = actors.ErrMissingDecisions
+	ErrWrongDecision     = actors.ErrWrongDecision
+)
