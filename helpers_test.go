@@ -26,7 +26,8 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreAnyFunction("github.com/lmittmann/tint.(*handler).Handle"),
 		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewActorSystemWithConfig.func1"),
 		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.(*DeadLetterProcess).init.func2"),
-		goleak.IgnoreTopFunction("time.Sleep"),
+		// protoactor starts a dead-letter throttle goroutine it never stops.
+		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
 	)
 }
 
