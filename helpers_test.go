@@ -128,6 +128,5 @@ func returnOf(t *testing.T, ev events.Event) toolsets.Return {
 	return r
 }
 
-func runChild() bool { return false }
 
 var _ = weft.StatusCompleted
