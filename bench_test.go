@@ -1,0 +1,115 @@
+package weft_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// benchRuntime starts a runtime on memstore or on embedded JetStream.
+func benchRuntime(b *testing.B, durable bool) *weft.Runtime {
+	cfg := weft.Config{Store: memstore.New()}
+	if durable {
+		cfg = weft.Config{DataDir: b.TempDir()}
+	}
+	rt, err := weft.Start(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// benchRuns runs one run per iteration, with a fresh scripted model
+// answering first, then "done", and reports p50/p99 latencies.
+func benchRuns(b *testing.B, durable bool, tools []toolsets.Tool, first llm.Response) {
+	rt := benchRuntime(b, durable)
+	script := []llm.Response{first, llm.ScriptText("done")}
+	model := llm.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if len(last.ToolReturns()) > 0 {
+			r := script[1]
+			return &r, nil
+		}
+		r := script[0]
+		return &r, nil
+	})
+	a, err := rt.NewAgent("bench", weft.AgentConfig{Model: model, Tools: tools})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		res, err := a.Run(ctx, "go")
+		if err != nil || res.Status != weft.StatusCompleted {
+			b.Fatalf("Run = %+v, %v", res, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+func benchTool(b *testing.B, name string, wait time.Duration) toolsets.Tool {
+	t, err := toolsets.NewFunc(name, func(ctx context.Context, _ noArgs) (string, error) {
+		if wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		return "ok", nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
+// calls returns n calls to distinct tools t0..t(n-1) (so that they run in
+// parallel) and the tools.
+func calls(b *testing.B, n int, wait time.Duration) ([]toolsets.Tool, llm.Response) {
+	var tools []toolsets.Tool
+	var cs []llm.ToolCall
+	for i := range n {
+		name := fmt.Sprintf("t%d", i)
+		tools = append(tools, benchTool(b, name, wait))
+		cs = append(cs, call(fmt.Sprintf("c%d", i), name, `{}`))
+	}
+	return tools, llm.ScriptToolCalls(cs...)
+}
+
+func BenchmarkRun(b *testing.B) {
+	for _, store := range []struct {
+		name    string
+		durable bool
+	}{{"memory", false}, {"jetstream", true}} {
+		b.Run("a-one-call/"+store.name, func(b *testing.B) {
+			tools, first := calls(b, 1, 0)
+			benchRuns(b, store.durable, tools, first)
+		})
+		b.Run("b-8-calls-20ms/"+store.name, func(b *testing.B) {
+			tools, first := calls(b, 8, 20*time.Millisecond)
+			benchRuns(b, store.durable, tools, first)
+		})
+		b.Run("c-64-calls/"+store.name, func(b *testing.B) {
+			tools, first := calls(b, 64, 0)
+			benchRuns(b, store.durable, tools, first)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/call")
+		})
+	}
+}
