@@ -1,0 +1,127 @@
+// Package actors runs agent runs as protoactor actors that talk over NATS
+// and record every state change in the event log before acting on it.
+//
+// # Actors
+//
+//   - Session actor (one per session, in the process that received a
+//     command for it): its state is only the fold of its stream
+//     (SessionState.Apply). It appends every change with the state's
+//     version as the expected version, then applies it, then acts; it is
+//     the only writer of its stream. Its decisions live in advance, which
+//     looks at the state alone, so a session rebuilt from its stream
+//     carries on where the log stopped.
+//   - Toolset-lifecycle actor (a child of the session actor): prepares the
+//     run's toolsets before every model request (and after a resume or a
+//     restart), each Prepare under AgentSpec.PrepareTimeout, and builds the
+//     step's registry. The session records toolset.initialized (first
+//     preparation of a run, or after a resume/restart), toolset.refreshed
+//     (tool list changed) and toolset.failed. Enter/refresh/exit policies
+//     of dynamic toolsets plug in at prepareRun.
+//   - Scheduler actor (one per tool batch, a child of the session actor):
+//     sends the calls to tool actors, in parallel by default, one at a time
+//     in model order when a called tool is sequential or a tool name
+//     repeats in the response; forwards the tool reports to the session as
+//     they arrive. The session appends tool.returned as each call finishes
+//     and hands the returns to the model in model order.
+//   - Tool actor (one per call, spawned by the host serving weft.tool.*):
+//     executes the call through the run's registry (timeouts, internal
+//     retries and cooperative cancellation are the registry's) in a
+//     goroutine it owns and reports back.
+//
+// Actors never wait in Receive for a model, a toolset or a tool: those run
+// in owned goroutines or child actors and report back with messages. The
+// session actor's store appends (and its initial stream read) do happen in
+// Receive: they are the actor's state transitions.
+//
+// # Subjects and messages (PROTOCOL)
+//
+// All bodies are JSON.
+//
+//	weft.cmd.session.<id>.start    request StartCommand  {"run_id","agent","prompt"}
+//	weft.cmd.session.<id>.resume   request ResumeCommand {"run_id","decisions":[Decision…]}
+//	weft.cmd.session.<id>.cancel   request CancelCommand {"run_id","by","reason"}
+//	  reply (all three)            CommandReply {"run_id","version"} or
+//	                               {"error":{"verb","session_id","code","message"}}
+//	weft.tool.<name>               request ToolRequest {"session_id","run_id","call_id","name",
+//	                               "arguments","approval"} in queue group "weft-tools";
+//	                               the reply subject (an inbox of the batch's scheduler)
+//	                               receives ToolReport {"type":"started"|"retried"|"progress",…}
+//	                               messages, then exactly one {"type":"returned","return":{…}}.
+//	weft.evt.session.<id>.<type>   every appended event, its JSON envelope (published by the
+//	                               JetStream store, or by the host for other stores).
+//
+// <id> is the session id escaped with bus.EscapeToken. Command error codes:
+// unknown_agent, session_busy, unknown_run, not_waiting, run_ended,
+// unknown_decision, duplicate_decision, missing_decisions, wrong_decision,
+// bad_command, internal; each matches its Err… sentinel (CommandError).
+// A start with a run id that already exists (same agent and prompt) is
+// answered as done: retrying a start is idempotent.
+//
+// A Decision is {"id","action":"approve"|"deny"|"complete"|"fail","by",
+// "reason","arguments" (reviewed arguments of an approval, a JSON object),
+// "result" (a completed deferred call's value)}.
+//
+// # The loop
+//
+// run.started → toolset.* reports and model.request (one append) → the
+// model call → model.response, tool.requested (one per call) and
+// usage.snapshot (one append) → tool.started / tool.retried /
+// tool.progress → tool.returned (one append per finished call) → … →
+// model.response, usage.snapshot and run.completed (one append).
+// model.request records the messages added since the run's previous
+// request (the first records the whole conversation); the full request is
+// a fold of the stream.
+//
+// Limits: Limits.Requests is checked before each model request;
+// Limits.ToolCalls for a whole response before any call starts (the run
+// fails with usage_limit_exceeded and no tool.requested is recorded).
+// InvalidArguments and ModelRetry returns go back to the model as retry
+// prompts carrying the run's retry count for the tool; a tool may be
+// retried MaxAttempts-1 times per run (its resolved max retries); one more
+// fails the run with tool_retry_limit_exceeded. Unknown and hidden tools go
+// back as retry prompts (not_found, not_exposed). A tool call when the
+// agent has no tools fails the run with no_tools.
+//
+// # Human in the loop
+//
+// A call whose return is approval_required or call_deferred — raised by
+// the tool, or by the agent's approval policy (AgentSpec.ApprovalRequired,
+// checked before the call runs) — is pending. Once nothing else of the
+// batch runs, the session appends approval.requested / deferred.requested
+// for each pending call and run.waiting; the batch's other returns are
+// kept. A pending item's id is its tool call id (stable across restarts,
+// unique among the run's pending items).
+//
+// A resume must decide every pending item exactly once, with a decision
+// that fits it; otherwise it is refused and nothing is recorded or run. It
+// appends approval.decided / deferred.resolved (who decided is in the data,
+// when in the event time), run.resumed, and tool.returned for denied calls
+// (a feedback return telling the model who denied it and why) and for
+// resolved deferred calls (complete: success with the result as content;
+// fail: an execution error). Approved calls then run again, once, with the
+// approval in ToolContext.Approval (and the reviewed arguments, if any); the
+// policy does not stop an approved call. A resumed run re-prepares its
+// toolsets.
+//
+// # Cancellation
+//
+// A cancel appends a tool.returned of kind cancelled for every call of the
+// batch that has no final return, and run.cancelled, in one append; then it
+// cancels the run's context, so running tools see ctx.Done and
+// ToolContext.IsCancelled. Late returns of cancelled calls are dropped.
+//
+// # Recovery
+//
+// A session actor rebuilds its state from its stream when it starts
+// (Host.Recover starts the sessions whose last run is running; a command
+// for any other session starts its actor). Then:
+//   - a waiting run stays waiting and can be resumed;
+//   - a run waiting for its model repeats the model request;
+//   - a tool call requested (or started) but not returned is run again,
+//     at least once, with the same call id: tools with side effects should
+//     treat ToolContext.CallID as an idempotency key;
+//   - toolsets are prepared again (toolset.initialized is recorded again).
+//
+// Cancellation of tools reaches only tool actors of this process (through
+// the run's context); remote tool workers would need a cancel subject.
+package actors

@@ -1,0 +1,132 @@
+package actors
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+const sid, rid = "s", "r"
+
+func ev(t events.Type, call string, data any) events.Event { return newEvent(t, sid, rid, call, data) }
+
+func ret(call, tool string, kind toolsets.Kind, content string) events.Event {
+	f := kind.Flags()
+	r := toolsets.Return{CallID: call, ToolName: tool, Kind: kind, Success: f.Success, IsError: f.IsError, Content: json.RawMessage(content), MaxAttempts: 2, Attempts: 1}
+	return returnedEvent(sid, rid, r)
+}
+
+func response(calls ...llm.ToolCall) events.Event {
+	resp := llm.Response{ToolCalls: calls}
+	if len(calls) == 0 {
+		resp.Text = "done"
+	}
+	msg, _ := json.Marshal(resp.Message())
+	var ids []string
+	for _, c := range calls {
+		ids = append(ids, c.ID)
+	}
+	return ev(events.TypeModelResponse, "", events.ModelResponse{Message: msg, ToolCallIDs: ids})
+}
+
+func given(t *testing.T, evs ...events.Event) *SessionState {
+	t.Helper()
+	st := NewSessionState(sid)
+	for i, e := range evs {
+		e.Version = uint64(i + 1)
+		if err := st.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func started() events.Event {
+	return ev(events.TypeRunStarted, "", events.RunStarted{Agent: "a", Input: json.RawMessage(`"hi"`)})
+}
+
+func TestFold(t *testing.T) {
+	a := llm.ToolCall{ID: "a", Name: "deploy", Arguments: json.RawMessage(`{}`)}
+	b := llm.ToolCall{ID: "b", Name: "q", Arguments: json.RawMessage(`{}`)}
+	batch := []events.Event{started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), response(a, b),
+		ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy"}), ev(events.TypeToolRequested, "b", events.ToolRequested{Tool: "q"})}
+	tests := []struct {
+		name    string
+		given   []events.Event
+		pending []string
+		need    bool
+		retry   string
+		status  RunStatus
+	}{
+		{name: "started needs the model", given: []events.Event{started()}, need: true, status: StatusRunning},
+		{name: "a call suspends, the other returns", given: append(append([]events.Event{}, batch...),
+			ret("a", "deploy", toolsets.KindApprovalRequired, `"x"`), ret("b", "q", toolsets.KindSuccess, `1`)),
+			pending: []string{"a"}, status: StatusRunning},
+		{name: "batch done needs the model", given: append(append([]events.Event{}, batch...),
+			ret("a", "deploy", toolsets.KindSuccess, `1`), ret("b", "q", toolsets.KindSuccess, `1`)), need: true, status: StatusRunning},
+		{name: "retry budget exceeded", given: append(append([]events.Event{}, batch...),
+			ret("a", "deploy", toolsets.KindSuccess, `1`), ret("b", "q", toolsets.KindModelRetry, `"again"`),
+			ev(events.TypeModelRequest, "", events.ModelRequest{}), response(b), ev(events.TypeToolRequested, "b", events.ToolRequested{Tool: "q"}),
+			ret("b", "q", toolsets.KindModelRetry, `"again"`)), need: true, retry: "q", status: StatusRunning},
+		{name: "completed", given: []events.Event{started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), response(),
+			ev(events.TypeRunCompleted, "", events.RunCompleted{Output: json.RawMessage(`"done"`)})}, status: StatusCompleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := given(t, tt.given...)
+			r := st.Run(rid)
+			var pend []string
+			for _, p := range r.Pending() {
+				pend = append(pend, p.ID)
+			}
+			if d := cmp.Diff(tt.pending, pend); d != "" {
+				t.Errorf("pending (-want +got):\n%s", d)
+			}
+			if r.NeedModel != tt.need || r.RetryExceeded != tt.retry || r.Status != tt.status {
+				t.Errorf("need %v retry %q status %s; want %v %q %s", r.NeedModel, r.RetryExceeded, r.Status, tt.need, tt.retry, tt.status)
+			}
+		})
+	}
+}
+
+func TestDecisions(t *testing.T) {
+	a := llm.ToolCall{ID: "a", Name: "deploy"}
+	st := given(t, started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), response(a),
+		ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy"}), ret("a", "deploy", toolsets.KindApprovalRequired, `"x"`),
+		ev(events.TypeApprovalRequested, "a", events.ApprovalRequested{Tool: "deploy"}), ev(events.TypeRunWaiting, "", events.RunWaiting{Reason: "approval"}))
+	r := st.Run(rid)
+	tests := []struct {
+		name  string
+		when  []Decision
+		err   error
+		types []events.Type
+	}{
+		{name: "missing", err: ErrMissingDecisions},
+		{name: "unknown", when: []Decision{{ID: "zz", Action: ActionApprove}}, err: ErrUnknownDecision},
+		{name: "duplicate", when: []Decision{{ID: "a", Action: ActionApprove}, {ID: "a", Action: ActionDeny}}, err: ErrDuplicateDecision},
+		{name: "wrong", when: []Decision{{ID: "a", Action: ActionComplete}}, err: ErrWrongDecision},
+		{name: "approve", when: []Decision{{ID: "a", Action: ActionApprove, By: "u"}}, types: []events.Type{events.TypeApprovalDecided, events.TypeRunResumed}},
+		{name: "deny", when: []Decision{{ID: "a", Action: ActionDeny, By: "u"}}, types: []events.Type{events.TypeApprovalDecided, events.TypeRunResumed, events.TypeToolReturned}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := decisionEvents(sid, r, tt.when)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			var got []events.Type
+			for _, e := range evs {
+				got = append(got, e.Type)
+			}
+			if d := cmp.Diff(tt.types, got); d != "" {
+				t.Errorf("events (-want +got):\n%s", d)
+			}
+		})
+	}
+}
