@@ -128,5 +128,4 @@ func returnOf(t *testing.T, ev events.Event) toolsets.Return {
 	return r
 }
 
-
 var _ = weft.StatusCompleted

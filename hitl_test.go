@@ -171,7 +171,10 @@ func TestApprovalPolicy(t *testing.T) {
 func TestLoosePolicyCoversLooseTools(t *testing.T) {
 	rt := newRuntime(t)
 	var runs atomic.Int32
-	ping := tool(t, "ping", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (any, error) { runs.Add(1); return "pong", nil })
+	ping := tool(t, "ping", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (any, error) {
+		runs.Add(1)
+		return "pong", nil
+	})
 	model := llm.NewScripted(llm.ScriptToolCalls(call("p", "ping", `{}`)), llm.ScriptText("ok"))
 	res, err := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: []toolsets.Tool{ping}, ApprovalRequiredTools: []string{"*"}}).Run(t.Context(), "go")
 	if err != nil || res.Status != weft.StatusWaiting || runs.Load() != 0 {
