@@ -55,6 +55,7 @@ import (
 	api "github.com/EventStore/EventStore-Client-Go/v4/protos/streams"
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 )
 
 // Version is the EventStoreDB version the server reports in its handshake.
@@ -101,8 +102,13 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("esdbtest: listen: %w", err)
 	}
 	s := &Server{
-		lis:  lis,
-		grpc: grpc.NewServer(),
+		lis: lis,
+		// The client pings every 10 s by default, even without calls; the
+		// real server allows that, grpc-go's default policy does not.
+		grpc: grpc.NewServer(grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
+			MinTime:             time.Second,
+			PermitWithoutStream: true,
+		})),
 		log:  newLog(opts.Now),
 		done: make(chan struct{}),
 	}
