@@ -69,6 +69,9 @@ func fromRecorded(r *esdb.RecordedEvent, stream string) (events.Event, string, e
 	if ct := r.ContentType; !strings.HasPrefix(ct, contentTypeJSON) {
 		return events.Event{}, "", bad("content type %q, want %s", ct, contentTypeJSON)
 	}
+	if len(r.Data) > 0 && !json.Valid(r.Data) {
+		return events.Event{}, "", bad("data is not valid JSON")
+	}
 	var m Metadata
 	if err := json.Unmarshal(r.UserMetadata, &m); err != nil {
 		return events.Event{}, "", bad("metadata: %v", err)

@@ -50,7 +50,7 @@
 // ReadAll and Subscribe read $all and skip system events (streams or event
 // types starting with "$") and, with a prefix, every stream outside it.
 // Subscribe is an EventStoreDB catch-up subscription to $all (a
-// server-side stream-prefix filter when a prefix is set). Servers older
-// than 22.10 do not report positions on stream reads; ReadStream leaves
-// Position 0 for such events.
+// server-side stream-prefix filter when a prefix is set). Older servers
+// that do not report positions on stream reads make ReadStream leave
+// Position 0, and may make Append report LastPosition 0 for a duplicate.
 package esdb

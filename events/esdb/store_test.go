@@ -75,3 +75,13 @@ func uniquePrefix(t testing.TB) string {
 	}
 	return "weft-test-" + hex.EncodeToString(b[:]) + "-"
 }
+
+// BenchmarkStore runs the suite's benchmarks against the protocol server.
+// The figures measure the adapter, the client and gRPC over loopback with
+// an in-memory log, not EventStoreDB's storage.
+func BenchmarkStore(b *testing.B) {
+	storetest.RunBenchmarks(b, func(t testing.TB) events.Store {
+		s, _ := newTestStore(t)
+		return s
+	})
+}
