@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -92,13 +91,13 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		sessions: map[string]*actor.PID{},
 		watchers: map[string][]chan Outcome{},
 	}
-	// bus builds per-session and per-tool subjects; the host serves all of
-	// them, so it subscribes to their wildcard forms.
-	cmdSub, err := cfg.Conn.Subscribe(subj.Root()+".cmd.session.*.*", h.onCommand)
+	// The host serves every session and every tool it is asked about, so
+	// it subscribes to the wildcard forms bus builds.
+	cmdSub, err := cfg.Conn.Subscribe(subj.AllCommands(), h.onCommand)
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to commands: %w", err)
 	}
-	toolSub, err := cfg.Conn.QueueSubscribe(subj.Root()+".tool.*", ToolQueueGroup, h.onToolRequest)
+	toolSub, err := cfg.Conn.QueueSubscribe(subj.AllTools(), ToolQueueGroup, h.onToolRequest)
 	if err != nil {
 		_ = cmdSub.Unsubscribe()
 		return nil, fmt.Errorf("subscribe to tool calls: %w", err)
@@ -174,11 +173,9 @@ func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (C
 // onCommand routes a command message to its session actor, spawning (and
 // so rebuilding) the actor when the session has none in this process.
 func (h *Host) onCommand(m *nats.Msg) {
-	rest := strings.TrimPrefix(m.Subject, h.subj.Root()+".cmd.session.")
-	tok, verb, ok := strings.Cut(rest, ".")
-	id, err := bus.UnescapeToken(tok)
-	if !ok || err != nil {
-		respond(m, CommandReply{Error: commandError(verb, tok, ErrBadCommand, "bad command subject %q", m.Subject)})
+	id, verb, err := h.subj.ParseCommand(m.Subject)
+	if err != nil {
+		respond(m, CommandReply{Error: commandError(verb, id, ErrBadCommand, "bad command subject %q: %v", m.Subject, err)})
 		return
 	}
 	pid, err := h.session(id)

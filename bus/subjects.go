@@ -15,7 +15,9 @@ import (
 //	<root>.evt.<category>.<id>.>                every event of one stream
 //	<root>.evt.<category>.*.<type tokens>       one event type across a category
 //	<root>.cmd.session.<id>.<verb>              command to a session actor
+//	<root>.cmd.session.*.*                      every command (AllCommands)
 //	<root>.tool.<name>                          a remote tool's queue group
+//	<root>.tool.*                               every tool (AllTools)
 //
 // Stream names map to (category, id) reversibly (see StreamTokens): a name
 // "<category>-<id>" whose category is a lowercase word ([a-z][a-z0-9_]*)
@@ -313,6 +315,35 @@ func (s Subjects) SessionCommands(sessionID string) (string, error) {
 	}
 	return s.root + ".cmd.session." + id + ".*", nil
 }
+
+// AllCommands returns the filter matching every command to every session:
+// "weft.cmd.session.*.*". A host that serves all the sessions it is asked
+// about subscribes to it and splits subjects with ParseCommand.
+func (s Subjects) AllCommands() string { return s.root + ".cmd.session.*.*" }
+
+// ParseCommand splits a command subject into its (unescaped) session id and
+// verb; it is the inverse of Command.
+func (s Subjects) ParseCommand(subject string) (sessionID, verb string, err error) {
+	prefix := s.root + ".cmd.session."
+	rest, ok := strings.CutPrefix(subject, prefix)
+	if !ok {
+		return "", "", &TokenError{What: "command subject", Value: subject, Reason: "does not start with " + prefix}
+	}
+	tok, verb, ok := strings.Cut(rest, ".")
+	if !ok || !isWord(verb) {
+		return "", "", &TokenError{What: "command subject", Value: subject, Reason: "want <id>.<verb>"}
+	}
+	id, err := UnescapeToken(tok)
+	if err != nil {
+		return "", "", err
+	}
+	return id, verb, nil
+}
+
+// AllTools returns the filter matching the subject of every tool:
+// "weft.tool.*". A tool host that serves every tool of the runs it prepared
+// subscribes to it in a queue group.
+func (s Subjects) AllTools() string { return s.root + ".tool.*" }
 
 // Tool returns the subject remote workers of a tool serve in a queue
 // group, such as "weft.tool.search".

@@ -77,6 +77,8 @@ func TestSubjects(t *testing.T) {
 		{"escaped command", func() (string, error) { return bus.Default.Command("a b", "cancel") }, "weft.cmd.session.a%20b.cancel"},
 		{"session commands", func() (string, error) { return bus.Default.SessionCommands("42") }, "weft.cmd.session.42.*"},
 		{"tool", func() (string, error) { return bus.Default.Tool("web.search") }, "weft.tool.web%2Esearch"},
+		{"all commands", func() (string, error) { return bus.Default.AllCommands(), nil }, "weft.cmd.session.*.*"},
+		{"all tools", func() (string, error) { return bus.Default.AllTools(), nil }, "weft.tool.*"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,6 +111,9 @@ func TestSubjectsReject(t *testing.T) {
 		{"foreign subject", func() error { _, _, err := bus.Default.ParseEvent("other.evt.session.1.run.started"); return err }},
 		{"short subject", func() error { _, _, err := bus.Default.ParseEvent("weft.evt.session.1"); return err }},
 		{"non-canonical id", func() error { _, _, err := bus.Default.ParseEvent("weft.evt.session.%41.run.started"); return err }},
+		{"foreign command", func() error { _, _, err := bus.Default.ParseCommand("other.cmd.session.1.start"); return err }},
+		{"command without verb", func() error { _, _, err := bus.Default.ParseCommand("weft.cmd.session.1"); return err }},
+		{"command with bad id", func() error { _, _, err := bus.Default.ParseCommand("weft.cmd.session.%41.start"); return err }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +140,35 @@ func TestParseEventRoundTrip(t *testing.T) {
 				t.Fatalf("ParseEvent(%q) = %q, %q, %v", subj, gotStream, gotType, err)
 			}
 		})
+	}
+}
+
+func TestParseCommandRoundTrip(t *testing.T) {
+	sub, err := bus.NewSubjects("test1.weft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"42", "a.b*>%", "a b", "é"} {
+		t.Run(id, func(t *testing.T) {
+			subj, err := sub.Command(id, "resume")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !server.SubjectMatchesFilter(subj, sub.AllCommands()) {
+				t.Errorf("%q does not match %q", subj, sub.AllCommands())
+			}
+			gotID, verb, err := sub.ParseCommand(subj)
+			if err != nil || gotID != id || verb != "resume" {
+				t.Fatalf("ParseCommand(%q) = %q, %q, %v", subj, gotID, verb, err)
+			}
+		})
+	}
+	tool, err := sub.Tool("web.search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !server.SubjectMatchesFilter(tool, sub.AllTools()) {
+		t.Errorf("%q does not match %q", tool, sub.AllTools())
 	}
 }
 
