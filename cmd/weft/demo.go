@@ -7,193 +7,410 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
 
-// runDemo registers the seed's example tools, runs a scripted list of calls
-// through the registry, and prints each canonical return as one JSON line
-// (or indented with -pretty). It needs no input and no network.
-func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// demoOptions are the flags of weft demo.
+type demoOptions struct {
+	dataDir string        // keep the data directory here; "" = a temporary one
+	deny    bool          // deny the deploy instead of approving it
+	reason  string        // the denial's reason
+	by      string        // who decides
+	json    bool          // events as JSON lines
+	timeout time.Duration // bound on the whole demo
+}
+
+// The demo's fixed scene: a support agent fixes ticket T-7.
+const (
+	demoAgent  = "support"
+	demoPrompt = "Ticket T-7: find the release that fixes it and deploy it."
+	demoTicket = "T-7"
+)
+
+// parseDemoFlags parses the flags of weft demo. Mistakes are errUsage.
+func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
+	var o demoOptions
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	pretty := fs.Bool("pretty", false, "indent each return")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: weft demo [-approve | -deny REASON] [-by NAME] [-data DIR] [-json] [-timeout D]\n\n"+
+			"Runs an agent on the embedded runtime (nats-server + JetStream): lookup and\n"+
+			"fetch_ticket in parallel, then deploy, which waits for an approval that the\n"+
+			"flags decide; the run is resumed and completes. Reads no input.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	approve := fs.Bool("approve", true, "approve the deploy (the default)")
+	fs.StringVar(&o.reason, "deny", "", "deny the deploy with this `reason`")
+	fs.StringVar(&o.by, "by", "cli", "who decides, recorded with the decision")
+	fs.StringVar(&o.dataDir, "data", "", "keep the data directory (the JetStream event log) in `DIR`; default: a temporary one removed at exit")
+	fs.BoolVar(&o.json, "json", false, "print the session's events as JSON lines on stdout (notes go to stderr)")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, fmt.Errorf("%w: demo: %v", errUsage, err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.deny = set["deny"]
+	switch {
+	case fs.NArg() > 0:
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo takes no arguments, got %q", errUsage, fs.Args())
+	case o.deny && set["approve"] && *approve:
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -approve and -deny exclude each other", errUsage)
+	case set["approve"] && !*approve && !o.deny:
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -approve=false needs -deny REASON", errUsage)
+	case o.deny && o.reason == "":
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -deny needs a reason", errUsage)
+	case o.by == "":
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -by needs a name", errUsage)
+	case o.timeout <= 0:
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -timeout must be positive, got %v", errUsage, o.timeout)
+	}
+	return o, nil
+}
+
+// runDemo runs one agent run on the embedded default and prints what
+// happened: the events of the first leg (streamed as they are recorded),
+// the pending approval, the decision taken from the flags, the events of the
+// resumed leg (read back from the log), and the outcome.
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	o, err := parseDemoFlags(args, stderr)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: demo takes no arguments, got %q", errUsage, fs.Args())
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	dir, keep := o.dataDir, o.dataDir != ""
+	if keep {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("demo: create the data directory: %w", err)
+		}
+	} else {
+		if dir, err = os.MkdirTemp("", "weft-demo-"); err != nil {
+			return fmt.Errorf("demo: create a temporary data directory: %w", err)
+		}
+		defer func() {
+			if rerr := os.RemoveAll(dir); rerr != nil && err == nil {
+				err = fmt.Errorf("demo: remove the data directory: %w", rerr)
+			}
+		}()
 	}
-	reg, err := demoRegistry(ctx)
+	// The human report goes to stdout; with -json stdout holds only events.
+	notes := stdout
+	if o.json {
+		notes = stderr
+	}
+	logDir := filepath.Join(dir, "nats")
+	rt, err := weft.Start(ctx, weft.Config{DataDir: dir})
 	if err != nil {
-		return fmt.Errorf("build the demo registry: %w", err)
+		return fmt.Errorf("demo: %w", err)
 	}
-	fmt.Fprintf(stdout, "# tools the model sees:\n%s", reg.Describe(toolsets.Normal))
-	fmt.Fprintf(stdout, "# instructions:\n%s", reg.Instructions())
-	for i, c := range demoCalls {
-		inv := c.inv
-		inv.CallID = fmt.Sprintf("call_%02d", i+1)
-		inv.RunID = "demo_run"
-		ret := reg.Call(ctx, inv)
-		var b []byte
-		if *pretty {
-			b, err = json.MarshalIndent(ret, "", "  ")
-		} else {
-			b, err = json.Marshal(ret)
+	defer func() {
+		if cerr := rt.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("demo: close the runtime: %w", cerr)
 		}
+	}()
+	cfg, err := demoAgentConfig()
+	if err != nil {
+		return fmt.Errorf("demo: build the tools: %w", err)
+	}
+	agent, err := rt.NewAgent(demoAgent, cfg)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	sess := agent.NewSession()
+	fmt.Fprintf(notes, "weft demo: agent %q on the embedded runtime (nats-server + JetStream)\n", demoAgent)
+	fmt.Fprintf(notes, "event log: %s\n", logDir)
+	fmt.Fprintf(notes, "session:   %s\n", sess.ID())
+	fmt.Fprintf(notes, "prompt:    %s\n\n", demoPrompt)
+
+	p := &eventPrinter{w: stdout, json: o.json}
+	var runID string
+	for ev, err := range sess.RunStream(ctx, demoPrompt) {
 		if err != nil {
-			return fmt.Errorf("encode the return of %s: %w", inv.CallID, err)
+			return fmt.Errorf("demo: run: %w", err)
 		}
-		fmt.Fprintf(stdout, "# %s\n%s\n", c.title, b)
+		runID = ev.RunID
+		if err := p.print(ev); err != nil {
+			return err
+		}
+	}
+	waiting, err := sess.Wait(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("demo: wait for the run: %w", err)
+	}
+	if waiting.Status != weft.StatusWaiting || len(waiting.Pending.Approvals) == 0 {
+		return fmt.Errorf("demo: the run ended %s without asking for an approval", waiting.Status)
+	}
+
+	fmt.Fprintf(notes, "\nstatus: %s, %d approval(s) pending\n", waiting.Status, len(waiting.Pending.Approvals))
+	decisions := make([]weft.Decision, 0, len(waiting.Pending.Approvals))
+	for _, a := range waiting.Pending.Approvals {
+		fmt.Fprintf(notes, "  approval %s: %s %s", a.ID, a.Tool, compact(a.Arguments))
+		if a.Reason != "" {
+			fmt.Fprintf(notes, " (%s)", a.Reason)
+		}
+		fmt.Fprintln(notes)
+		if o.deny {
+			decisions = append(decisions, weft.Deny(a.ID, o.by, o.reason))
+			fmt.Fprintf(notes, "decision: deny %s by %s: %s\n", a.ID, o.by, o.reason)
+		} else {
+			decisions = append(decisions, weft.Approve(a.ID, o.by, nil))
+			fmt.Fprintf(notes, "decision: approve %s by %s\n", a.ID, o.by)
+		}
+	}
+	fmt.Fprintln(notes, "\nresuming:")
+	res, err := sess.Resume(ctx, decisions...)
+	if err != nil {
+		return fmt.Errorf("demo: resume: %w", err)
+	}
+	// The resumed leg's events, read back from the log in version order.
+	evs, err := rt.Store().ReadStream(ctx, events.SessionStream(sess.ID()), p.lastVersion+1)
+	if err != nil {
+		return fmt.Errorf("demo: read the session's events: %w", err)
+	}
+	for _, ev := range evs {
+		if err := p.print(ev); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(notes, "\noutput: %s\n", res.Output)
+	fmt.Fprintf(notes, "status: %s\n", res.Status)
+	fmt.Fprintf(notes, "usage:  %s\n", formatUsage(res.Usage))
+	if keep {
+		fmt.Fprintf(notes, "data directory: %s (kept; the event log is in %s)\n", dir, logDir)
+	} else {
+		fmt.Fprintf(notes, "data directory: %s (temporary, removed at exit; keep it with -data DIR)\n", dir)
+	}
+	if res.Status != weft.StatusCompleted {
+		return fmt.Errorf("demo: the resumed run ended %s: %v", res.Status, res.Err)
 	}
 	return nil
 }
 
-type demoCall struct {
-	title string
-	inv   toolsets.Invocation
+// eventPrinter prints session events, one line each, and remembers the
+// last version it printed.
+type eventPrinter struct {
+	w           io.Writer
+	json        bool
+	lastVersion uint64
 }
 
-var demoCalls = []demoCall{
-	{"add two numbers", toolsets.Invocation{Name: "add", Arguments: raw(`{"left":2,"right":3}`)}},
-	{"lookup with an optional argument left out", toolsets.Invocation{Name: "lookup", Arguments: raw(`{"ticket_id":"T-7"}`)}},
-	{"fetch_ticket with a struct argument", toolsets.Invocation{Name: "fetch_ticket", Arguments: raw(`{"ticket_id":"T-1","include_history":true}`)}},
-	{"fetch_ticket with invalid arguments (missing ticket_id, unexpected verbose)", toolsets.Invocation{Name: "fetch_ticket", Arguments: raw(`{"verbose":true}`)}},
-	{"inspect_payload with map arguments and an explicit schema", toolsets.Invocation{Name: "inspect_payload", Arguments: raw(`{"b":1,"a":[2]}`)}},
-	{"deploy asks for approval", toolsets.Invocation{Name: "deploy", Arguments: raw(`{}`)}},
-	{"deploy resumed with an approval", toolsets.Invocation{Name: "deploy", Arguments: raw(`{}`), Approval: &toolsets.Approval{DecidedBy: "demo"}}},
-	{"append_audit_line (sequential)", toolsets.Invocation{Name: "append_audit_line", Arguments: raw(`{"line":"deployed"}`)}},
-	{"inspect_release structured result", toolsets.Invocation{Name: "inspect_release"}},
-	{"fetch_status with metadata, timeout and max retries", toolsets.Invocation{Name: "fetch_status", Arguments: raw(`{"url":"https://status.example"}`)}},
-	{"read_file gives feedback", toolsets.Invocation{Name: "read_file", Arguments: raw(`{"path":"notes.txt"}`)}},
-	{"flaky_ping recovers on its third attempt", toolsets.Invocation{Name: "flaky_ping"}},
-	{"function toolset: lookup_value with the tool context", toolsets.Invocation{Name: "lookup_value", Arguments: raw(`{"value":"x"}`)}},
-	{"function toolset: mode (plain)", toolsets.Invocation{Name: "mode"}},
-	{"an unknown tool", toolsets.Invocation{Name: "launch_rockets"}},
-	{"the model calls a hidden tool", toolsets.Invocation{Name: "load_calendar_adapter"}},
-	{"the application calls the same hidden tool", toolsets.Invocation{Name: "load_calendar_adapter", Caller: toolsets.CallerApplication}},
+func (p *eventPrinter) print(ev events.Event) error {
+	p.lastVersion = max(p.lastVersion, ev.Version)
+	if p.json {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("demo: encode event %s: %w", ev.ID, err)
+		}
+		_, err = fmt.Fprintf(p.w, "%s\n", b)
+		return err
+	}
+	_, err := fmt.Fprintf(p.w, "  %3d  %-20s %s\n", ev.Version, ev.Type, describe(ev))
+	return err
 }
 
-func raw(s string) json.RawMessage { return json.RawMessage(s) }
+// describe says in a few words what an event is about.
+func describe(ev events.Event) string {
+	data, err := events.Decode(ev)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	call := ""
+	if ev.ToolCallID != "" {
+		call = " call=" + ev.ToolCallID
+	}
+	switch d := data.(type) {
+	case events.RunStarted:
+		return "agent=" + d.Agent
+	case events.ModelRequest:
+		return fmt.Sprintf("model=%s tools=%v", d.Model, d.Tools)
+	case events.ModelResponse:
+		if len(d.ToolCallIDs) > 0 {
+			return fmt.Sprintf("model=%s calls=%v", d.Model, d.ToolCallIDs)
+		}
+		return fmt.Sprintf("model=%s finish=%s", d.Model, d.FinishReason)
+	case events.ToolRequested:
+		return fmt.Sprintf("%-13s%s args=%s", d.Tool, call, compact(d.Arguments))
+	case events.ToolStarted:
+		return fmt.Sprintf("%-13s%s attempt=%d", d.Tool, call, d.Attempt)
+	case events.ToolRetried:
+		return fmt.Sprintf("%-13s%s attempt=%d kind=%s", d.Tool, call, d.Attempt, d.Error.Kind)
+	case events.ToolReturned:
+		var ret toolsets.Return
+		kind := "?"
+		if json.Unmarshal(d.Return, &ret) == nil {
+			kind = string(ret.Kind)
+		}
+		return fmt.Sprintf("%-13s%s kind=%s", d.Tool, call, kind)
+	case events.ApprovalRequested:
+		return fmt.Sprintf("%-13s%s reason=%q", d.Tool, call, d.Reason)
+	case events.ApprovalDecided:
+		if d.Approved {
+			return fmt.Sprintf("%-13s%s approved by %s", "", call, d.By)
+		}
+		return fmt.Sprintf("%-13s%s denied by %s: %s", "", call, d.By, d.Reason)
+	case events.RunWaiting:
+		return fmt.Sprintf("reason=%s calls=%v", d.Reason, d.ToolCallIDs)
+	case events.RunResumed:
+		return fmt.Sprintf("calls=%v", d.ToolCallIDs)
+	case events.RunCompleted:
+		return "output=" + compact(d.Output)
+	case events.RunFailed:
+		return fmt.Sprintf("kind=%s: %s", d.Error.Kind, d.Error.Message)
+	case events.RunCancelled:
+		return fmt.Sprintf("by=%s: %s", d.By, d.Reason)
+	case events.UsageSnapshot:
+		return fmt.Sprintf("scope=%s %s", d.Scope, formatUsage(d.Usage))
+	}
+	return ""
+}
 
-// demoRegistry builds the seed's example tools.
-func demoRegistry(ctx context.Context) (*toolsets.Registry, error) {
-	type AddArgs struct {
-		Left  int `json:"left" jsonschema:"left operand"`
-		Right int `json:"right" jsonschema:"right operand"`
+// compact returns raw JSON on one line (or as given if it is not JSON).
+func compact(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "{}"
 	}
-	type LookupArgs struct {
-		TicketID       string `json:"ticket_id"`
-		IncludeHistory bool   `json:"include_history,omitempty"`
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
 	}
-	type TicketArgs struct {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+func formatUsage(u events.Usage) string {
+	return fmt.Sprintf("requests=%d input_tokens=%d output_tokens=%d tool_calls=%d", u.Requests, u.InputTokens, u.OutputTokens, u.ToolCalls)
+}
+
+// The demo's tools (from the seeds): lookup and fetch_ticket are
+// independent and run in parallel; deploy changes production and needs an
+// approval (the agent's approval policy names it).
+type (
+	lookupArgs struct {
+		TicketID string `json:"ticket_id" jsonschema:"the ticket to look up"`
+	}
+	fetchArgs struct {
 		TicketID       string `json:"ticket_id" jsonschema:"the ticket to fetch"`
 		IncludeHistory bool   `json:"include_history,omitempty"`
 	}
-	type LineArgs struct {
-		Line string `json:"line"`
+	ticket struct {
+		TicketID string   `json:"ticket_id"`
+		FixedIn  string   `json:"fixed_in"`
+		History  []string `json:"history,omitempty"`
 	}
-	type StatusArgs struct {
-		URL string `json:"url"`
+	deployArgs struct {
+		Release     string `json:"release" jsonschema:"the release to deploy"`
+		Environment string `json:"environment" jsonschema:"where to deploy it"`
 	}
-	type PathArgs struct {
-		Path string `json:"path"`
+)
+
+// toolLatency is how long lookup and fetch_ticket take, long enough that
+// the events show them running at the same time.
+const toolLatency = 25 * time.Millisecond
+
+func pause(ctx context.Context) error {
+	t := time.NewTimer(toolLatency)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	type ValueArgs struct {
-		Value string `json:"value"`
-	}
-	noProps := toolsets.WithSchema(`{"type":"object","properties":{}}`)
-	var errs []error
-	tool := func(t toolsets.Tool, err error) toolsets.Tool {
-		errs = append(errs, err)
-		return t
-	}
-	flaky := 0
-	tools := []toolsets.Tool{
-		tool(toolsets.NewFunc("add", func(_ context.Context, a AddArgs) (map[string]int, error) {
-			return map[string]int{"total": a.Left + a.Right}, nil
-		}, toolsets.WithDescription("Add two integers."))),
-		tool(toolsets.NewFunc("lookup", func(_ context.Context, a LookupArgs) (map[string]any, error) {
-			return map[string]any{"ticket_id": a.TicketID, "include_history": a.IncludeHistory}, nil
-		}, toolsets.WithDescription("Look up a ticket."))),
-		tool(toolsets.NewFunc("fetch_ticket", func(_ context.Context, a TicketArgs) (TicketArgs, error) {
-			return a, nil
-		}, toolsets.WithDescription("Fetch a support ticket."))),
-		tool(toolsets.NewFunc("inspect_payload", func(_ context.Context, args map[string]any) (map[string]any, error) {
-			keys := make([]string, 0, len(args))
-			for k := range args {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			return map[string]any{"keys": keys}, nil
-		}, toolsets.WithSchema(map[string]any{"type": "object", "additionalProperties": true}), toolsets.WithDescription("List the keys of a payload."))),
-		tool(toolsets.NewContextFunc("deploy", func(_ context.Context, tc *toolsets.ToolContext, _ map[string]any) (map[string]bool, error) {
-			if tc.Approval == nil {
-				return nil, toolsets.ApprovalRequired("deploy production", map[string]any{"risk": "high"})
-			}
-			return map[string]bool{"approved": true, "ok": !tc.IsCancelled()}, nil
-		}, noProps, toolsets.WithDescription("Deploy the current release."))),
-		tool(toolsets.NewFunc("append_audit_line", func(context.Context, LineArgs) (map[string]bool, error) {
-			return map[string]bool{"written": true}, nil
-		}, toolsets.WithSequential(true), toolsets.WithDescription("Append a line to the audit log."))),
-		tool(toolsets.NewFunc("inspect_release", func(context.Context, map[string]any) (toolsets.Result, error) {
-			return toolsets.Result{
-				Content:         map[string]any{"raw": "application record"},
-				Metadata:        map[string]any{"audit": "release"},
-				AppValue:        map[string]any{"release_id": 42},
-				ModelContent:    map[string]any{"summary": "release is ready"},
-				UserContent:     map[string]any{"markdown": "**Ready**"},
-				PrivateMetadata: map[string]any{"trace_id": "host-only"},
-			}, nil
-		}, noProps, toolsets.WithDescription("Inspect the release."))),
-		tool(toolsets.NewFunc("fetch_status", func(_ context.Context, a StatusArgs) (map[string]string, error) {
-			return map[string]string{"status": "ok", "url": a.URL}, nil
-		}, toolsets.WithMetadata(map[string]any{"risk": "network"}), toolsets.WithTimeout(5*time.Second), toolsets.WithMaxRetries(1),
-			toolsets.WithDescription("Fetch a status page."))),
-		tool(toolsets.NewFunc("read_file", func(_ context.Context, a PathArgs) (string, error) {
-			return "", toolsets.Feedback(a.Path + " does not exist; list the directory first.")
-		}, toolsets.WithDescription("Read a file."))),
-		tool(toolsets.NewFunc("flaky_ping", func(context.Context, struct{}) (string, error) {
-			if flaky++; flaky < 3 {
-				return "", errors.New("connection reset")
-			}
-			return "pong", nil
-		}, toolsets.WithDescription("Ping a flaky service."))),
-		tool(toolsets.NewFunc("load_calendar_adapter", func(context.Context, struct{}) (string, error) {
-			return "adapter loaded", nil
-		}, toolsets.WithVisibility(toolsets.Hidden), toolsets.WithDescription("Load an internal adapter."))),
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	reg := toolsets.NewRegistry()
-	if err := reg.Register(tools...); err != nil {
-		return nil, err
-	}
-	functions, err := toolsets.NewFunction("functions",
-		toolsets.WithID("functions"),
-		toolsets.WithInstructions("Return concise lookup results."),
-		toolsets.WithMaxRetries(2),
-		toolsets.WithTimeout(30*time.Second),
-		toolsets.WithMetadata(map[string]any{"source": "functions"}),
-	)
+}
+
+// demoAgentConfig is the support agent: its tools, its approval policy
+// and its model.
+func demoAgentConfig() (weft.AgentConfig, error) {
+	lookup, err := toolsets.NewFunc("lookup", func(ctx context.Context, a lookupArgs) (map[string]string, error) {
+		if err := pause(ctx); err != nil {
+			return nil, err
+		}
+		return map[string]string{"ticket_id": a.TicketID, "title": "Login fails after upgrade", "status": "open"}, nil
+	}, toolsets.WithDescription("Look up a ticket."))
 	if err != nil {
-		return nil, err
+		return weft.AgentConfig{}, err
 	}
-	if err := toolsets.Add(functions, "lookup_value", func(_ context.Context, tc *toolsets.ToolContext, a ValueArgs) (map[string]string, error) {
-		return map[string]string{"value": a.Value, "run_id": tc.RunID}, nil
-	}, toolsets.WithDescription("Look up a value.")); err != nil {
-		return nil, err
+	fetch, err := toolsets.NewFunc("fetch_ticket", func(ctx context.Context, a fetchArgs) (ticket, error) {
+		if err := pause(ctx); err != nil {
+			return ticket{}, err
+		}
+		t := ticket{TicketID: a.TicketID, FixedIn: "v1.4.2"}
+		if a.IncludeHistory {
+			t.History = []string{"reported", "fixed in v1.4.2"}
+		}
+		return t, nil
+	}, toolsets.WithDescription("Fetch a support ticket."))
+	if err != nil {
+		return weft.AgentConfig{}, err
 	}
-	if err := toolsets.AddPlain(functions, "mode", func(context.Context, struct{}) (string, error) {
-		return "review", nil
-	}, toolsets.WithDescription("Report the current mode.")); err != nil {
-		return nil, err
+	deploy, err := toolsets.NewFunc("deploy", func(_ context.Context, a deployArgs) (map[string]any, error) {
+		return map[string]any{"release": a.Release, "environment": a.Environment, "deployed": true}, nil
+	}, toolsets.WithDescription("Deploy a release."))
+	if err != nil {
+		return weft.AgentConfig{}, err
 	}
-	if err := reg.AddToolset(ctx, functions); err != nil {
-		return nil, err
+	return weft.AgentConfig{
+		Model:                 llm.Func(demoModel),
+		Tools:                 []toolsets.Tool{lookup, fetch, deploy},
+		Instructions:          []string{"You fix support tickets: find the release with the fix, then deploy it."},
+		ApprovalRequiredTools: []string{"deploy"},
+	}, nil
+}
+
+// demoModel decides each response from the last tool returns, so the run is
+// deterministic: first lookup and fetch_ticket in one response, then deploy
+// of the release fetch_ticket named, then a final text saying whether the
+// deploy happened.
+func demoModel(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	last, _ := req.LastMessage()
+	if rp := last.RetryPrompts(); len(rp) > 0 {
+		return nil, fmt.Errorf("demo model: unexpected retry prompt for %s", rp[0].Name)
 	}
-	return reg, nil
+	returns := map[string]llm.ToolReturn{}
+	for _, r := range last.ToolReturns() {
+		returns[r.Name] = r
+	}
+	if d, ok := returns["deploy"]; ok {
+		if d.IsError {
+			return &llm.Response{Text: fmt.Sprintf("Ticket %s: the fix is not deployed (%s)", demoTicket, d.ContentText())}, nil
+		}
+		return &llm.Response{Text: fmt.Sprintf("Ticket %s is fixed: deployed to production (%s).", demoTicket, compact(d.Content))}, nil
+	}
+	if f, ok := returns["fetch_ticket"]; ok {
+		var t ticket
+		if err := json.Unmarshal(f.Content, &t); err != nil || f.IsError {
+			return nil, fmt.Errorf("demo model: fetch_ticket returned %s", f.Content)
+		}
+		args, err := json.Marshal(deployArgs{Release: t.FixedIn, Environment: "production"})
+		if err != nil {
+			return nil, err
+		}
+		return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "call_deploy", Name: "deploy", Arguments: args}}}, nil
+	}
+	return &llm.Response{ToolCalls: []llm.ToolCall{
+		{ID: "call_lookup", Name: "lookup", Arguments: json.RawMessage(`{"ticket_id":"` + demoTicket + `"}`)},
+		{ID: "call_fetch", Name: "fetch_ticket", Arguments: json.RawMessage(`{"ticket_id":"` + demoTicket + `","include_history":true}`)},
+	}}, nil
 }

@@ -4,7 +4,11 @@
 //
 // Usage:
 //
-//	weft demo    run the seed's tool examples through the registry and
+//	weft demo    run a real agent on the embedded default (nats-server +
+//	             JetStream): two tools in parallel, then a deploy that waits
+//	             for an approval decided by a flag (-approve, -deny REASON),
+//	             resumed to completion; prints every event of the session
+//	weft tools   run the seed's tool examples through the registry and
 //	             print each canonical tool return
 package main
 
@@ -28,7 +32,8 @@ type command struct {
 // commands is the subcommand table; later commands (serve, replay, audit,
 // tail, approve) are added here.
 var commands = map[string]command{
-	"demo": {"run the seed's tool examples through the registry and print their canonical returns", runDemo},
+	"demo":  {"run an agent on the embedded runtime: parallel tools, an approval, the resume", runDemo},
+	"tools": {"run the seed's tool examples through the registry and print their canonical returns", runTools},
 }
 
 // errUsage marks a command-line mistake (exit status 2).
