@@ -163,6 +163,42 @@ func TestSessionRunsShareConversation(t *testing.T) {
 	}
 }
 
+// A Result's Messages is the session's whole history, earlier runs
+// included, and ends with the run's own messages.
+func TestResultMessagesAreSessionHistory(t *testing.T) {
+	rt := newRuntime(t)
+	model := llm.NewScripted(llm.ScriptText("one"), llm.ScriptText("two"))
+	sess := newAgent(t, rt, weft.AgentConfig{Model: model}).NewSession()
+	var got [][]string
+	for _, p := range []string{"first", "second"} {
+		res, err := sess.Run(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, m := range res.Messages {
+			text := string(m.Role) + ":"
+			for _, p := range m.Parts {
+				switch p := p.(type) {
+				case llm.UserPrompt:
+					text += p.Text
+				case llm.Text:
+					text += p.Text
+				}
+			}
+			texts = append(texts, text)
+		}
+		got = append(got, texts)
+	}
+	want := [][]string{
+		{"user:first", "assistant:one"},
+		{"user:first", "assistant:one", "user:second", "assistant:two"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Result.Messages (-want +got):\n%s", d)
+	}
+}
+
 func TestEventsOnNATSAndStream(t *testing.T) {
 	rt := newRuntime(t)
 	filter, err := rt.Subjects().EventsOfType("session", string(events.TypeToolReturned))

@@ -41,8 +41,14 @@ type Result struct {
 	Output string
 	// Usage is what the run consumed.
 	Usage events.Usage
-	// Messages is the run's conversation: the prompt, the model's
-	// responses and the tool returns.
+	// Messages is the session's message history when the run settled:
+	// the conversation of the session's earlier runs, then this run's
+	// prompt, the model's responses and the tool returns — what the next
+	// model request of the session would see. It is the session's, not
+	// only the run's: the run's own messages are the tail that follows the
+	// history it started on. A run that ended with tool calls still open
+	// (failed or cancelled mid-batch) has that trailing response dropped,
+	// so that the history stays a valid conversation.
 	Messages []llm.Message
 	// Pending is what a waiting run waits for.
 	Pending Pending

@@ -217,9 +217,11 @@ type Outcome struct {
 	Status    RunStatus
 	Output    string
 	Usage     events.Usage
-	Messages  []llm.Message
-	Pending   []PendingItem
-	Error     *events.ErrorInfo
+	// Messages is the session's whole conversation as it stands: the
+	// earlier runs' messages, then this run's (see Result.Messages).
+	Messages []llm.Message
+	Pending  []PendingItem
+	Error    *events.ErrorInfo
 	// Version is the session's version when the run settled.
 	Version uint64
 }
@@ -230,8 +232,14 @@ func (s *SessionState) Outcome(id string) (Outcome, bool) {
 	if r == nil {
 		return Outcome{}, false
 	}
+	// The session's full history: an ended run's messages are already in
+	// History; an active (waiting) run's follow it.
+	msgs := s.History
+	if !r.Status.Ended() {
+		msgs = s.Conversation(r)
+	}
 	o := Outcome{SessionID: s.SessionID, RunID: id, Status: r.Status, Output: r.Output, Usage: r.Usage,
-		Messages: cloneMessages(r.Messages), Version: s.Version}
+		Messages: cloneMessages(msgs), Version: s.Version}
 	if r.Error != nil {
 		e := *r.Error
 		o.Error = &e
