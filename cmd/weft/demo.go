@@ -85,9 +85,8 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 }
 
 // runDemo runs one agent run on the embedded default and prints what
-// happened: the events of the first leg (streamed as they are recorded),
-// the pending approval, the decision taken from the flags, the events of the
-// resumed leg (read back from the log), and the outcome.
+// happened: the session's events as they are appended to the log, the
+// pending approval, the decision taken from the flags, and the outcome.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseDemoFlags(args, stderr)
 	if err != nil {
@@ -140,20 +139,42 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	fmt.Fprintf(notes, "session:   %s\n", sess.ID())
 	fmt.Fprintf(notes, "prompt:    %s\n\n", demoPrompt)
 
+	// The events are printed as they are appended to the log, by a
+	// follower this function owns; the notes wait until the follower has
+	// printed the event that settled the run, so the two never interleave.
 	p := &eventPrinter{w: stdout, json: o.json}
-	var runID string
-	for ev, err := range sess.RunStream(ctx, demoPrompt) {
-		if err != nil {
-			return fmt.Errorf("demo: run: %w", err)
-		}
-		runID = ev.RunID
-		if err := p.print(ev); err != nil {
-			return err
+	followCtx, stopFollow := context.WithCancel(ctx)
+	settled := make(chan events.Type)
+	followed := make(chan struct{})
+	var followErr error
+	go func() {
+		defer close(followed)
+		followErr = p.follow(followCtx, rt.Store(), events.SessionStream(sess.ID()), settled)
+	}()
+	defer func() {
+		stopFollow()
+		<-followed
+	}()
+	awaitSettled := func() error {
+		select {
+		case <-settled:
+			return nil
+		case <-followed:
+			if followErr != nil {
+				return followErr
+			}
+			return errors.New("demo: the log follower stopped early")
+		case <-ctx.Done():
+			return fmt.Errorf("demo: %w", ctx.Err())
 		}
 	}
-	waiting, err := sess.Wait(ctx, runID)
+
+	waiting, err := sess.Run(ctx, demoPrompt)
 	if err != nil {
-		return fmt.Errorf("demo: wait for the run: %w", err)
+		return fmt.Errorf("demo: run: %w", err)
+	}
+	if err := awaitSettled(); err != nil {
+		return err
 	}
 	if waiting.Status != weft.StatusWaiting || len(waiting.Pending.Approvals) == 0 {
 		return fmt.Errorf("demo: the run ended %s without asking for an approval", waiting.Status)
@@ -180,15 +201,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return fmt.Errorf("demo: resume: %w", err)
 	}
-	// The resumed leg's events, read back from the log in version order.
-	evs, err := rt.Store().ReadStream(ctx, events.SessionStream(sess.ID()), p.lastVersion+1)
-	if err != nil {
-		return fmt.Errorf("demo: read the session's events: %w", err)
-	}
-	for _, ev := range evs {
-		if err := p.print(ev); err != nil {
-			return err
-		}
+	if err := awaitSettled(); err != nil {
+		return err
 	}
 
 	fmt.Fprintf(notes, "\noutput: %s\n", res.Output)
@@ -205,16 +219,45 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	return nil
 }
 
-// eventPrinter prints session events, one line each, and remembers the
-// last version it printed.
+// eventPrinter prints session events, one line each.
 type eventPrinter struct {
-	w           io.Writer
-	json        bool
-	lastVersion uint64
+	w     io.Writer
+	json  bool
+	start time.Time         // the first event's time; offsets count from it
+	tools map[string]string // tool name by call id, from tool.requested
+}
+
+// follow prints the events of stream as they are appended to the log (after
+// the ones already there) and sends the type of each event that settles a
+// run on settled, waiting for it to be received. It returns nil when ctx
+// ends, or the error that stopped it.
+func (p *eventPrinter) follow(ctx context.Context, log events.Subscriber, stream string, settled chan<- events.Type) error {
+	for ev, err := range log.Subscribe(ctx, 0) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("demo: follow the log: %w", err)
+		}
+		if ev.Stream != stream {
+			continue
+		}
+		if err := p.print(ev); err != nil {
+			return err
+		}
+		switch ev.Type {
+		case events.TypeRunWaiting, events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
+			select {
+			case settled <- ev.Type:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 func (p *eventPrinter) print(ev events.Event) error {
-	p.lastVersion = max(p.lastVersion, ev.Version)
 	if p.json {
 		b, err := json.Marshal(ev)
 		if err != nil {
@@ -223,12 +266,16 @@ func (p *eventPrinter) print(ev events.Event) error {
 		_, err = fmt.Fprintf(p.w, "%s\n", b)
 		return err
 	}
-	_, err := fmt.Fprintf(p.w, "  %3d  %-20s %s\n", ev.Version, ev.Type, describe(ev))
+	if p.start.IsZero() {
+		p.start = ev.Time
+	}
+	at := ev.Time.Sub(p.start).Round(100 * time.Microsecond)
+	_, err := fmt.Fprintf(p.w, "  %3d %8s  %-20s %s\n", ev.Version, "+"+fmt.Sprint(at.Milliseconds())+"ms", ev.Type, p.describe(ev))
 	return err
 }
 
 // describe says in a few words what an event is about.
-func describe(ev events.Event) string {
+func (p *eventPrinter) describe(ev events.Event) string {
 	data, err := events.Decode(ev)
 	if err != nil {
 		return "(" + err.Error() + ")"
@@ -248,6 +295,10 @@ func describe(ev events.Event) string {
 		}
 		return fmt.Sprintf("model=%s finish=%s", d.Model, d.FinishReason)
 	case events.ToolRequested:
+		if p.tools == nil {
+			p.tools = map[string]string{}
+		}
+		p.tools[ev.ToolCallID] = d.Tool
 		return fmt.Sprintf("%-13s%s args=%s", d.Tool, call, compact(d.Arguments))
 	case events.ToolStarted:
 		return fmt.Sprintf("%-13s%s attempt=%d", d.Tool, call, d.Attempt)
@@ -264,14 +315,18 @@ func describe(ev events.Event) string {
 		return fmt.Sprintf("%-13s%s reason=%q", d.Tool, call, d.Reason)
 	case events.ApprovalDecided:
 		if d.Approved {
-			return fmt.Sprintf("%-13s%s approved by %s", "", call, d.By)
+			return fmt.Sprintf("%-13s%s approved by %s", p.tools[ev.ToolCallID], call, d.By)
 		}
-		return fmt.Sprintf("%-13s%s denied by %s: %s", "", call, d.By, d.Reason)
+		return fmt.Sprintf("%-13s%s denied by %s: %s", p.tools[ev.ToolCallID], call, d.By, d.Reason)
 	case events.RunWaiting:
 		return fmt.Sprintf("reason=%s calls=%v", d.Reason, d.ToolCallIDs)
 	case events.RunResumed:
 		return fmt.Sprintf("calls=%v", d.ToolCallIDs)
 	case events.RunCompleted:
+		var text string
+		if json.Unmarshal(d.Output, &text) == nil {
+			return fmt.Sprintf("output=%q", text)
+		}
 		return "output=" + compact(d.Output)
 	case events.RunFailed:
 		return fmt.Sprintf("kind=%s: %s", d.Error.Kind, d.Error.Message)
@@ -393,10 +448,13 @@ func demoModel(_ context.Context, req *llm.Request) (*llm.Response, error) {
 		returns[r.Name] = r
 	}
 	if d, ok := returns["deploy"]; ok {
-		if d.IsError {
-			return &llm.Response{Text: fmt.Sprintf("Ticket %s: the fix is not deployed (%s)", demoTicket, d.ContentText())}, nil
+		// A success is the deploy's JSON object; a denial (or an error)
+		// is a text saying why nothing was deployed.
+		var done deployArgs
+		if d.IsError || json.Unmarshal(d.Content, &done) != nil || done.Release == "" {
+			return &llm.Response{Text: fmt.Sprintf("Ticket %s: the fix is not deployed. %s", demoTicket, d.ContentText())}, nil
 		}
-		return &llm.Response{Text: fmt.Sprintf("Ticket %s is fixed: deployed to production (%s).", demoTicket, compact(d.Content))}, nil
+		return &llm.Response{Text: fmt.Sprintf("Ticket %s is fixed: %s is deployed to %s.", demoTicket, done.Release, done.Environment)}, nil
 	}
 	if f, ok := returns["fetch_ticket"]; ok {
 		var t ticket
