@@ -19,11 +19,19 @@ import (
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: weft tools [-pretty]\n\nRuns the seed's tool examples through the registry and prints each\ncanonical tool return as a JSON line.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
 	pretty := fs.Bool("pretty", false, "indent each return")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: tools: %v", errUsage, err)
 	}
 	if fs.NArg() > 0 {
+		fs.Usage()
 		return fmt.Errorf("%w: tools takes no arguments, got %q", errUsage, fs.Args())
 	}
 	reg, err := exampleRegistry(ctx)
