@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/weft-run/weft"
@@ -111,6 +112,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		}()
 	}
 	// The human report goes to stdout; with -json stdout holds only events.
+	// The event follower writes from its own goroutine: one lock for both.
+	var mu sync.Mutex
+	stdout, stderr = &lockedWriter{mu: &mu, w: stdout}, &lockedWriter{mu: &mu, w: stderr}
 	notes := stdout
 	if o.json {
 		notes = stderr
@@ -217,6 +221,18 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return fmt.Errorf("demo: the resumed run ended %s: %v", res.Status, res.Err)
 	}
 	return nil
+}
+
+// lockedWriter serialises writes that share mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // eventPrinter prints session events, one line each.
