@@ -39,8 +39,13 @@ type ToolsetInfo struct {
 }
 
 // ToolsetContext is the read-only view of the run a toolset is prepared
-// for. The zero value means "no run": static registration.
+// for, built by the runtime at preparation time. The zero value means
+// "no run": static registration. Toolsets must not change it (nor the
+// maps and values it refers to); the runtime may share one value between
+// the toolsets of a step.
 type ToolsetContext struct {
+	// AgentID identifies the agent (profile) the run belongs to.
+	AgentID        string
 	RunID          string
 	SessionID      string
 	ConversationID string
@@ -48,12 +53,47 @@ type ToolsetContext struct {
 	RunStep int
 	// Metadata is run metadata; read-only.
 	Metadata map[string]any
+	// WorkspaceRoot is the run's workspace directory, empty when the agent
+	// has none.
+	WorkspaceRoot string
+	// Environment is the run's environment provider (filesystem, shell),
+	// nil when the agent has none. It is opaque to this package; the
+	// environment toolsets give it a type.
+	Environment any
+	// Resources are the named resources the application attached to the
+	// run; nil means none.
+	Resources Resources
+}
+
+// Resources is a read-only registry of named values an application
+// attaches to a run (clients, handles, configuration) for its toolsets.
+type Resources interface {
+	// Resource returns the value registered as name. It does not block.
+	Resource(name string) (any, bool)
+}
+
+// ResourceMap is the simplest [Resources]: a map, read-only once built.
+type ResourceMap map[string]any
+
+// Resource returns m[name].
+func (m ResourceMap) Resource(name string) (any, bool) {
+	v, ok := m[name]
+	return v, ok
 }
 
 // Preparation is what a toolset offers for one preparation.
+//
+// A dynamic toolset may hand over other toolsets instead of (or besides)
+// tools: [Resolve] prepares each of them for the same context and
+// flattens everything into Tools and Instructions. Toolsets is how
+// "prepare returns another toolset" is expressed in Go.
 type Preparation struct {
 	Tools        []Tool
 	Instructions []Instruction
+	// Toolsets are nested toolsets to prepare for the same context; see
+	// [Resolve]. Their tools keep their own toolset's timeout and retry
+	// defaults.
+	Toolsets []Toolset
 }
 
 // Instruction is one instruction line and the group it renders under
