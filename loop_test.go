@@ -199,8 +199,27 @@ func TestResultMessagesAreSessionHistory(t *testing.T) {
 	}
 }
 
+// On memstore the host publishes the events and appends each step at
+// once; on embedded JetStream the store publishes them and the steps are
+// split (HostConfig.SplitAppends): the stream is the same.
 func TestEventsOnNATSAndStream(t *testing.T) {
-	rt := newRuntime(t)
+	for _, durable := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "jetstream"}[durable], func(t *testing.T) {
+			if !durable {
+				eventsOnNATSAndStream(t, newRuntime(t))
+				return
+			}
+			rt, err := weft.Start(t.Context(), weft.Config{DataDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rt.Close() })
+			eventsOnNATSAndStream(t, rt)
+		})
+	}
+}
+
+func eventsOnNATSAndStream(t *testing.T, rt *weft.Runtime) {
 	filter, err := rt.Subjects().EventsOfType("session", string(events.TypeToolReturned))
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,12 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.owns = true
 	}
-	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj, PublishEvents: cfg.Store != nil, Logger: cfg.Logger})
+	// The JetStream store publishes the events it stores, and its atomic
+	// multi-event appends cost milliseconds on a single-replica file
+	// stream: the session actors split the appends where a partial one is
+	// harmless (see the actors package doc, "Appends").
+	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
+		PublishEvents: cfg.Store != nil, SplitAppends: cfg.Store == nil, Logger: cfg.Logger})
 	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("weft: %w", err)

@@ -63,14 +63,52 @@
 //
 // # The loop
 //
-// run.started → toolset.* reports and model.request (one append) → the
+// run.started → toolset.* reports and model.request (one step) → the
 // model call → model.response, tool.requested (one per call) and
-// usage.snapshot (one append) → tool.started / tool.retried /
+// usage.snapshot (one step) → tool.started / tool.retried /
 // tool.progress → tool.returned (one append per finished call) → … →
-// model.response, usage.snapshot and run.completed (one append).
+// model.response, usage.snapshot and run.completed (one step). See
+// Appends for how a step is appended.
 // model.request records the messages added since the run's previous
 // request (the first records the whole conversation); the full request is
 // a fold of the stream.
+//
+// # Appends
+//
+// Each step's events are appended with the state's version as the expected
+// version, so the session actor never forks its stream. Whether a step's
+// events go in one (atomic) append or one event at a time is chosen per
+// step:
+//
+//   - all or nothing, always one append: a resume's decisions (with
+//     run.resumed and the returns of denied and resolved calls), a cancel
+//     (the cancelled returns and run.cancelled), and every step that fails
+//     a run (model.response, usage.snapshot, run.failed) — a prefix of
+//     those would run tools the run must not run, or half-decide;
+//   - steps whose every prefix is a state the actor carries on from: the
+//     toolset.* reports and model.request; model.response, tool.requested
+//     (one per call) and usage.snapshot; model.response, usage.snapshot
+//     and run.completed; the approval policy's returns; approval.requested
+//     / deferred.requested and run.waiting. With HostConfig.SplitAppends
+//     (set by weft.Start for the JetStream store, whose multi-event appends
+//     are atomic batches that cost milliseconds on a single-replica file
+//     stream, against tens of microseconds for one event) they are appended
+//     one event at a time; otherwise in one append.
+//
+// A split step that stopped part way (the process died, or an append
+// failed) is completed from the state before anything else happens: the
+// fold keeps the last response's tool calls (RunState.Calls) and the usage
+// it implies (RunState.UsageDue), and the actor appends the tool.requested
+// of the calls that have none, in model order, then the usage.snapshot.
+// Reports and model.request need no completion (the model request is
+// repeated; toolsets are prepared again), nor do approval.requested and
+// run.waiting (the batch is looked at again). model.response is the event
+// that commits the model's answer: a response with no calls makes the run
+// final (run.completed follows), one with calls defines the batch.
+//
+// The session actor folds the typed values it has just appended instead of
+// decoding their JSON; events read from the log are decoded
+// (SessionState.Apply). Both give the same state.
 //
 // Limits: Limits.Requests is checked before each model request;
 // Limits.ToolCalls for a whole response before any call starts (the run

@@ -221,23 +221,23 @@ func sameKeys(a, b []any) bool {
 // for every toolset on a run's first preparation (prev nil), refreshed when a
 // toolset's tools changed since prev, failed for a toolset that could not be
 // prepared.
-func toolsetReports(session, run string, prev, cur *Prepared) []events.Event {
-	var out []events.Event
+func toolsetReports(session, run string, prev, cur *Prepared) []record {
+	var out []record
 	for _, name := range cur.Order {
 		if msg, failed := cur.Failed[name]; failed {
 			if prev == nil || prev.Failed[name] != msg {
-				out = append(out, newEvent(events.TypeToolsetFailed, session, run, "", events.ToolsetFailed{Toolset: name, Error: events.ErrorInfo{Kind: "prepare", Message: msg}}))
+				out = append(out, newRecord(events.TypeToolsetFailed, session, run, "", events.ToolsetFailed{Toolset: name, Error: events.ErrorInfo{Kind: "prepare", Message: msg}}))
 			}
 			continue
 		}
 		tools := cur.ToolsetTools[name]
 		if prev == nil {
-			out = append(out, newEvent(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: name, Tools: tools}))
+			out = append(out, newRecord(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: name, Tools: tools}))
 			continue
 		}
 		old, had := prev.ToolsetTools[name]
 		if !had {
-			out = append(out, newEvent(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: name, Tools: tools}))
+			out = append(out, newRecord(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: name, Tools: tools}))
 			continue
 		}
 		if slices.Equal(old, tools) {
@@ -254,7 +254,7 @@ func toolsetReports(session, run string, prev, cur *Prepared) []events.Event {
 				removed = append(removed, t)
 			}
 		}
-		out = append(out, newEvent(events.TypeToolsetRefreshed, session, run, "", events.ToolsetRefreshed{Toolset: name, Tools: tools, Added: added, Removed: removed}))
+		out = append(out, newRecord(events.TypeToolsetRefreshed, session, run, "", events.ToolsetRefreshed{Toolset: name, Tools: tools, Added: added, Removed: removed}))
 	}
 	return out
 }

@@ -106,22 +106,35 @@ func (a *sessionActor) Receive(c actor.Context) {
 	}
 }
 
-// append writes evs with the state's version as the expected version,
-// applies them, publishes them, and notifies the watchers of runs that
-// settled. On a conflict it reloads the state from the stream.
-func (a *sessionActor) append(evs ...events.Event) error {
-	if len(evs) == 0 {
+// append writes recs in one append (all of them or none) with the state's
+// version as the expected version, applies them, publishes them, and
+// notifies the watchers of runs that settled. On a conflict it reloads the
+// state from the stream.
+func (a *sessionActor) append(recs ...record) error {
+	if len(recs) == 0 {
 		return nil
 	}
-	before := map[string]RunStatus{}
-	for _, ev := range evs {
-		if r := a.st.Runs[ev.RunID]; r != nil {
-			before[ev.RunID] = r.Status
-		} else {
-			before[ev.RunID] = ""
+	// The runs recs touch (almost always one) and their statuses before.
+	type runStatus struct {
+		id string
+		st RunStatus
+	}
+	var before []runStatus
+	for _, rec := range recs {
+		if slices.ContainsFunc(before, func(b runStatus) bool { return b.id == rec.RunID }) {
+			continue
 		}
+		b := runStatus{id: rec.RunID}
+		if r := a.st.Runs[rec.RunID]; r != nil {
+			b.st = r.Status
+		}
+		before = append(before, b)
 	}
 	stream := events.SessionStream(a.id)
+	evs := make([]events.Event, len(recs))
+	for i := range recs {
+		evs[i] = recs[i].Event
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	res, err := a.h.cfg.Store.Append(ctx, stream, events.Exact(a.st.Version), evs...)
@@ -134,28 +147,44 @@ func (a *sessionActor) append(evs ...events.Event) error {
 		a.h.log.Error("append", "session", a.id, "err", err)
 		return err
 	}
-	for i := range evs {
-		evs[i].Stream, evs[i].Version = stream, res.FirstVersion+uint64(i)
-		if i == len(evs)-1 {
-			evs[i].Position = res.LastPosition
+	for i := range recs {
+		recs[i].Stream, recs[i].Version = stream, res.FirstVersion+uint64(i)
+		if i == len(recs)-1 {
+			recs[i].Position = res.LastPosition
 		}
-		if err := a.st.Apply(evs[i]); err != nil {
+		if err := a.st.applyRecord(recs[i]); err != nil {
 			// The events are stored; the fold refusing them is a bug.
 			a.h.log.Error("apply", "session", a.id, "err", err)
 			return err
 		}
 	}
-	a.h.publish(evs)
-	for id, was := range before {
-		r := a.st.Runs[id]
-		if r != nil && r.Status != was && r.Status.Settled() {
-			if o, ok := a.st.Outcome(id); ok {
+	a.h.publish(recs)
+	for _, b := range before {
+		r := a.st.Runs[b.id]
+		if r != nil && r.Status != b.st && r.Status.Settled() {
+			if o, ok := a.st.Outcome(b.id); ok {
 				a.h.notify(o)
 			}
 		}
 	}
 	if ar := a.st.ActiveRun(); a.run != nil && (ar == nil || ar.ID != a.run.id) {
 		a.endRun(errRunCancelled)
+	}
+	return nil
+}
+
+// appendSteps appends recs, a sequence of which every prefix is a state
+// advance can carry on from (it completes what is missing; see complete).
+// On a store whose multi-event appends are costly (HostConfig.SplitAppends)
+// it appends them one at a time; otherwise in one append.
+func (a *sessionActor) appendSteps(recs ...record) error {
+	if !a.h.cfg.SplitAppends || len(recs) < 2 {
+		return a.append(recs...)
+	}
+	for i := range recs {
+		if err := a.append(recs[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -196,7 +225,7 @@ func (a *sessionActor) mem(r *RunState) (*runMem, error) {
 // fail appends a run.failed event for run r.
 func (a *sessionActor) fail(r *RunState, kind, msg string) {
 	u := r.Usage
-	_ = a.append(newEvent(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: kind, Message: msg}, Usage: &u}))
+	_ = a.append(newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: kind, Message: msg}, Usage: &u}))
 }
 
 // advance decides the active run's next action from the state, and starts
@@ -212,6 +241,12 @@ func (a *sessionActor) advance(c actor.Context) {
 		a.fail(r, FailInternal, err.Error())
 		return
 	}
+	if recs := completion(a.id, r, m.prep); len(recs) > 0 {
+		if a.appendSteps(recs...) == nil {
+			a.advance(c)
+		}
+		return
+	}
 	switch {
 	case r.RetryExceeded != "":
 		lim := 0
@@ -224,7 +259,9 @@ func (a *sessionActor) advance(c actor.Context) {
 	case r.Final:
 		out, _ := json.Marshal(r.Output)
 		u := r.Usage
-		_ = a.append(newEvent(events.TypeRunCompleted, a.id, r.ID, "", events.RunCompleted{Output: out, Usage: &u}))
+		done := newRecord(events.TypeRunCompleted, a.id, r.ID, "", events.RunCompleted{Output: out, Usage: &u})
+		done.extra = r.Output
+		_ = a.append(done)
 	case r.AwaitingModel:
 		if m.prep == nil {
 			a.prepare(c, m, r.Step-1)
@@ -244,6 +281,31 @@ func (a *sessionActor) advance(c actor.Context) {
 	case len(r.Batch) > 0:
 		a.runBatch(c, m, r)
 	}
+}
+
+// completion returns the events a split append (appendSteps) left out of
+// the stream before the process stopped: the tool.requested of the last
+// response's calls that have none, then its usage.snapshot. It returns nil
+// when nothing is missing.
+func completion(session string, r *RunState, prep *Prepared) []record {
+	if r.UsageDue == nil && len(r.Batch) == len(r.Calls) {
+		return nil
+	}
+	var recs []record
+	for _, tc := range r.Calls {
+		if r.call(tc.ID) != nil {
+			continue
+		}
+		var toolset string
+		if prep != nil {
+			toolset = prep.ToolsetOf[tc.Name].Name
+		}
+		recs = append(recs, newRecord(events.TypeToolRequested, session, r.ID, tc.ID, events.ToolRequested{Tool: tc.Name, Toolset: toolset, Arguments: tc.Arguments}))
+	}
+	if r.UsageDue != nil {
+		recs = append(recs, newRecord(events.TypeUsageSnapshot, session, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: *r.UsageDue}))
+	}
+	return recs
 }
 
 // prepare asks the lifecycle actor for the toolsets of step.
@@ -277,7 +339,7 @@ func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
 		a.requestModel(m, r, reports...)
 		return
 	}
-	if err := a.append(reports...); err != nil {
+	if err := a.appendSteps(reports...); err != nil {
 		return
 	}
 	a.advance(c)
@@ -285,7 +347,7 @@ func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
 
 // requestModel records model.request (after the preparation's reports)
 // and calls the model.
-func (a *sessionActor) requestModel(m *runMem, r *RunState, reports ...events.Event) {
+func (a *sessionActor) requestModel(m *runMem, r *RunState, reports ...record) {
 	conv := a.st.Conversation(r)
 	// Record the messages added since the previous request: the full
 	// conversation of any request is a fold of the stream.
@@ -300,8 +362,8 @@ func (a *sessionActor) requestModel(m *runMem, r *RunState, reports ...events.Ev
 		a.fail(r, FailInternal, "encode messages: "+err.Error())
 		return
 	}
-	ev := newEvent(events.TypeModelRequest, a.id, r.ID, "", events.ModelRequest{Model: modelName(m.spec.Model), Messages: msgs, Tools: m.prep.Names})
-	if err := a.append(append(reports, ev)...); err != nil {
+	ev := newRecord(events.TypeModelRequest, a.id, r.ID, "", events.ModelRequest{Model: modelName(m.spec.Model), Messages: msgs, Tools: m.prep.Names})
+	if err := a.appendSteps(append(reports, ev)...); err != nil {
 		return
 	}
 	a.callModel(m, r)
@@ -341,7 +403,8 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 	usage.Requests += resp.Usage.Requests
 	usage.InputTokens += resp.Usage.InputTokens
 	usage.OutputTokens += resp.Usage.OutputTokens
-	msg, err := json.Marshal(resp.Message())
+	message := resp.Message()
+	msg, err := json.Marshal(message)
 	if err != nil {
 		a.fail(r, FailInternal, "encode response: "+err.Error())
 		return
@@ -351,12 +414,14 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 		ids[i] = tc.ID
 	}
 	ru := resp.Usage
-	evs := []events.Event{newEvent(events.TypeModelResponse, a.id, r.ID, "", events.ModelResponse{
+	respRec := newRecord(events.TypeModelResponse, a.id, r.ID, "", events.ModelResponse{
 		Model: resp.Model, Message: msg, FinishReason: string(resp.FinishReason), ToolCallIDs: ids,
-		Usage: &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens}})}
+		Usage: &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens}})
+	respRec.extra = message
+	evs := []record{respRec}
 	failWith := func(kind, text string) {
-		evs = append(evs, newEvent(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}),
-			newEvent(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: kind, Message: text}, Usage: &usage}))
+		evs = append(evs, newRecord(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}),
+			newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: kind, Message: text}, Usage: &usage}))
 		_ = a.append(evs...)
 	}
 	lim := m.spec.Limits
@@ -368,9 +433,10 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 		return
 	case len(resp.ToolCalls) == 0:
 		out, _ := json.Marshal(resp.Text)
-		evs = append(evs, newEvent(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}),
-			newEvent(events.TypeRunCompleted, a.id, r.ID, "", events.RunCompleted{Output: out, Usage: &usage}))
-		_ = a.append(evs...)
+		done := newRecord(events.TypeRunCompleted, a.id, r.ID, "", events.RunCompleted{Output: out, Usage: &usage})
+		done.extra = resp.Text
+		evs = append(evs, newRecord(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}), done)
+		_ = a.appendSteps(evs...)
 		return
 	case !m.prep.HasTools():
 		failWith(FailNoTools, fmt.Sprintf("the model called %q but the agent has no tools", resp.ToolCalls[0].Name))
@@ -381,10 +447,10 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 	}
 	usage.ToolCalls += int64(len(resp.ToolCalls))
 	for _, tc := range resp.ToolCalls {
-		evs = append(evs, newEvent(events.TypeToolRequested, a.id, r.ID, tc.ID, events.ToolRequested{Tool: tc.Name, Toolset: m.prep.ToolsetOf[tc.Name].Name, Arguments: tc.Arguments}))
+		evs = append(evs, newRecord(events.TypeToolRequested, a.id, r.ID, tc.ID, events.ToolRequested{Tool: tc.Name, Toolset: m.prep.ToolsetOf[tc.Name].Name, Arguments: tc.Arguments}))
 	}
-	evs = append(evs, newEvent(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}))
-	if err := a.append(evs...); err != nil {
+	evs = append(evs, newRecord(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}))
+	if err := a.appendSteps(evs...); err != nil {
 		return
 	}
 	a.advance(c)
@@ -410,7 +476,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			return // the running batch's scheduler finishes first
 		}
 		// The approval policy is checked before any call runs.
-		var policy []events.Event
+		var policy []record
 		var reqs []ToolRequest
 		for _, cs := range toRun {
 			var approval *toolsets.Approval
@@ -423,7 +489,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			reqs = append(reqs, ToolRequest{SessionID: a.id, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval})
 		}
 		if len(policy) > 0 {
-			if err := a.append(policy...); err != nil {
+			if err := a.appendSteps(policy...); err != nil {
 				return
 			}
 		}
@@ -444,7 +510,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 		return
 	}
 	// Nothing runs and calls wait: the run waits for decisions.
-	var evs []events.Event
+	var evs []record
 	var ids []string
 	reasons := map[PendingKind]bool{}
 	for _, cs := range r.Batch {
@@ -465,9 +531,9 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			}
 		}
 		if cs.Pending == PendingApproval {
-			evs = append(evs, newEvent(events.TypeApprovalRequested, a.id, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: cs.Arguments, Reason: reason, Metadata: meta}))
+			evs = append(evs, newRecord(events.TypeApprovalRequested, a.id, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: cs.Arguments, Reason: reason, Metadata: meta}))
 		} else {
-			evs = append(evs, newEvent(events.TypeDeferredRequested, a.id, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: cs.Arguments, Metadata: meta}))
+			evs = append(evs, newRecord(events.TypeDeferredRequested, a.id, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: cs.Arguments, Metadata: meta}))
 		}
 	}
 	if len(ids) == 0 {
@@ -483,8 +549,8 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 	if len(rs) > 1 {
 		reason = rs[0] + "," + rs[1]
 	}
-	evs = append(evs, newEvent(events.TypeRunWaiting, a.id, r.ID, "", events.RunWaiting{Reason: reason, ToolCallIDs: ids}))
-	_ = a.append(evs...)
+	evs = append(evs, newRecord(events.TypeRunWaiting, a.id, r.ID, "", events.RunWaiting{Reason: reason, ToolCallIDs: ids}))
+	_ = a.appendSteps(evs...)
 }
 
 // sequentialBatch reports whether the batch runs in model order: a called
@@ -516,14 +582,16 @@ func controlReturn(cs *CallState, kind toolsets.Kind, ctl *toolsets.Control) too
 	return toolsets.Return{CallID: cs.ID, ToolName: cs.Tool, Kind: kind, Success: f.Success, IsError: f.IsError, Content: content, Control: ctl}
 }
 
-func returnedEvent(session, run string, ret toolsets.Return) events.Event {
+func returnedEvent(session, run string, ret toolsets.Return) record {
 	b, err := json.Marshal(&ret)
 	if err != nil {
 		content, _ := json.Marshal("the tool's return could not be encoded: " + err.Error())
 		ret = toolsets.Return{CallID: ret.CallID, ToolName: ret.ToolName, Kind: toolsets.KindUserError, IsError: true, Content: content}
 		b, _ = json.Marshal(&ret)
 	}
-	return newEvent(events.TypeToolReturned, session, run, ret.CallID, events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts})
+	rec := newRecord(events.TypeToolReturned, session, run, ret.CallID, events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts})
+	rec.extra = ret
+	return rec
 }
 
 func (a *sessionActor) onTool(c actor.Context, tm *toolMsg) {
@@ -537,22 +605,22 @@ func (a *sessionActor) onTool(c actor.Context, tm *toolMsg) {
 	if cs == nil || !m.inFlight[rep.CallID] {
 		return // a late report of a closed call
 	}
-	var ev events.Event
+	var ev record
 	switch rep.Type {
 	case ReportStarted:
-		ev = newEvent(events.TypeToolStarted, a.id, r.ID, cs.ID, events.ToolStarted{Tool: cs.Tool, Attempt: rep.Attempt})
+		ev = newRecord(events.TypeToolStarted, a.id, r.ID, cs.ID, events.ToolStarted{Tool: cs.Tool, Attempt: rep.Attempt})
 	case ReportRetried:
 		info := events.ErrorInfo{Message: "attempt failed"}
 		if rep.Error != nil {
 			info = *rep.Error
 		}
-		ev = newEvent(events.TypeToolRetried, a.id, r.ID, cs.ID, events.ToolRetried{Tool: cs.Tool, Attempt: rep.Attempt, Error: info})
+		ev = newRecord(events.TypeToolRetried, a.id, r.ID, cs.ID, events.ToolRetried{Tool: cs.Tool, Attempt: rep.Attempt, Error: info})
 	case ReportProgress:
 		p := events.ToolProgress{Tool: cs.Tool, Attempt: rep.Attempt}
 		if rep.Progress != nil {
 			p.Name, p.Data = rep.Progress.Name, rep.Progress.Data
 		}
-		ev = newEvent(events.TypeToolProgress, a.id, r.ID, cs.ID, p)
+		ev = newRecord(events.TypeToolProgress, a.id, r.ID, cs.ID, p)
 	case ReportReturned:
 		if rep.Return == nil {
 			return
@@ -639,7 +707,9 @@ func (a *sessionActor) start(b StartCommand) (string, error) {
 		return "", commandError(VerbStart, a.id, ErrSessionBusy, "run %q is %s", a.st.Active, a.st.ActiveRun().Status)
 	}
 	input, _ := json.Marshal(b.Prompt)
-	return b.RunID, a.append(newEvent(events.TypeRunStarted, a.id, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input}))
+	rec := newRecord(events.TypeRunStarted, a.id, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input})
+	rec.extra = b.Prompt
+	return b.RunID, a.append(rec)
 }
 
 func (a *sessionActor) resume(b ResumeCommand) (string, error) {
@@ -668,7 +738,7 @@ func (a *sessionActor) resume(b ResumeCommand) (string, error) {
 // them and resume the run: approval.decided / deferred.resolved, run.resumed,
 // then tool.returned for denied and resolved calls. Nothing is returned on
 // error.
-func decisionEvents(session string, r *RunState, ds []Decision) ([]events.Event, error) {
+func decisionEvents(session string, r *RunState, ds []Decision) ([]record, error) {
 	pending := r.Pending()
 	kinds := make(map[string]PendingKind, len(pending))
 	for _, p := range pending {
@@ -703,7 +773,7 @@ func decisionEvents(session string, r *RunState, ds []Decision) ([]events.Event,
 	if len(missing) > 0 {
 		return nil, commandError(VerbResume, session, ErrMissingDecisions, "no decision for %v", missing)
 	}
-	var evs, returns []events.Event
+	var evs, returns []record
 	ids := make([]string, 0, len(pending))
 	for _, p := range pending {
 		d := byID[p.ID]
@@ -711,7 +781,7 @@ func decisionEvents(session string, r *RunState, ds []Decision) ([]events.Event,
 		ids = append(ids, p.ID)
 		switch d.Action {
 		case ActionApprove, ActionDeny:
-			evs = append(evs, newEvent(events.TypeApprovalDecided, session, r.ID, p.ID, events.ApprovalDecided{Approved: d.Action == ActionApprove, By: d.By, Reason: d.Reason, Arguments: d.Arguments}))
+			evs = append(evs, newRecord(events.TypeApprovalDecided, session, r.ID, p.ID, events.ApprovalDecided{Approved: d.Action == ActionApprove, By: d.By, Reason: d.Reason, Arguments: d.Arguments}))
 			if d.Action == ActionDeny {
 				msg := "The call was denied"
 				if d.By != "" {
@@ -728,16 +798,16 @@ func decisionEvents(session string, r *RunState, ds []Decision) ([]events.Event,
 				ret.Content = json.RawMessage("null")
 			}
 			b, _ := json.Marshal(&ret)
-			evs = append(evs, newEvent(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By}))
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		case ActionFail:
 			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
 			b, _ := json.Marshal(&ret)
-			evs = append(evs, newEvent(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		}
 	}
-	evs = append(evs, newEvent(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
+	evs = append(evs, newRecord(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
 	return append(evs, returns...), nil
 }
 
@@ -766,13 +836,13 @@ func (a *sessionActor) cancel(b CancelCommand) (string, error) {
 		reason = "the run was cancelled"
 	}
 	// Close every dangling call so that the history stays valid.
-	var evs []events.Event
+	var evs []record
 	for _, cs := range r.Batch {
 		if cs.Done() {
 			continue
 		}
 		evs = append(evs, returnedEvent(a.id, r.ID, controlReturn(cs, toolsets.KindCancelled, &toolsets.Control{Message: fmt.Sprintf("tool %q: cancelled: %s", cs.Tool, reason)})))
 	}
-	evs = append(evs, newEvent(events.TypeRunCancelled, a.id, r.ID, "", events.RunCancelled{Reason: reason, By: b.By}))
+	evs = append(evs, newRecord(events.TypeRunCancelled, a.id, r.ID, "", events.RunCancelled{Reason: reason, By: b.By}))
 	return r.ID, a.append(evs...)
 }

@@ -75,8 +75,17 @@ type RunState struct {
 	// Final: the last response had no tool calls; Output is its text.
 	Final  bool
 	Output string
-	// Batch is the current response's tool calls in model order.
+	// Batch is the current response's tool calls in model order, as
+	// their tool.requested events are applied.
 	Batch []*CallState
+	// Calls are the tool calls of the last model response. A call with no
+	// CallState in Batch has no tool.requested yet (a split append
+	// stopped before it); the session actor completes it.
+	Calls []llm.ToolCall
+	// UsageDue is the run's usage once the last model response is counted,
+	// while that response's usage.snapshot is not recorded yet; nil
+	// otherwise.
+	UsageDue *events.Usage
 	// Retries counts the model retries used per tool in this run.
 	Retries map[string]int
 	// RetryExceeded names a tool whose model-retry budget is spent.
@@ -215,17 +224,28 @@ func (r *RunState) batchDone() bool {
 // event of an unknown run, or one that breaks the run's order, is an error
 // (the stream is corrupt or another writer forked it).
 func (s *SessionState) Apply(ev events.Event) error {
+	return s.applyRecord(record{Event: ev})
+}
+
+// applyRecord is Apply for an event the session actor built: it folds the
+// record's typed values when it has them.
+func (s *SessionState) applyRecord(rec record) error {
+	ev := rec.Event
 	if ev.Version != 0 && ev.Version != s.Version+1 {
 		return fmt.Errorf("apply %s: version %d after %d", ev.Type, ev.Version, s.Version)
 	}
-	if err := s.apply(ev); err != nil {
+	if err := s.apply(rec); err != nil {
 		return fmt.Errorf("apply %s v%d (run %s): %w", ev.Type, ev.Version, ev.RunID, err)
 	}
 	s.Version++
 	return nil
 }
 
-func decode[T any](ev events.Event) (*T, error) {
+func decode[T any](rec record) (*T, error) {
+	if d, ok := rec.data.(T); ok {
+		return &d, nil
+	}
+	ev := rec.Event
 	v := new(T)
 	if len(ev.Data) == 0 {
 		return v, nil
@@ -236,14 +256,15 @@ func decode[T any](ev events.Event) (*T, error) {
 	return v, nil
 }
 
-func (s *SessionState) apply(ev events.Event) error {
+func (s *SessionState) apply(rec record) error {
+	ev := rec.Event
 	if ev.Type == events.TypeRunStarted {
-		d, err := decode[events.RunStarted](ev)
+		d, err := decode[events.RunStarted](rec)
 		if err != nil {
 			return err
 		}
-		var prompt string
-		if len(d.Input) > 0 {
+		prompt, typed := rec.extra.(string)
+		if !typed && len(d.Input) > 0 {
 			if err := json.Unmarshal(d.Input, &prompt); err != nil {
 				return fmt.Errorf("%w: input: %v", events.ErrMalformed, err)
 			}
@@ -268,38 +289,48 @@ func (s *SessionState) apply(ev events.Event) error {
 		events.TypeToolRetried:
 		// Reports: no state of their own.
 	case events.TypeUsageSnapshot:
-		d, err := decode[events.UsageSnapshot](ev)
+		d, err := decode[events.UsageSnapshot](rec)
 		if err != nil {
 			return err
 		}
-		r.Usage = d.Usage
+		r.Usage, r.UsageDue = d.Usage, nil
 	case events.TypeModelRequest:
 		r.Step++
 		r.NeedModel, r.AwaitingModel = false, true
 	case events.TypeModelResponse:
-		d, err := decode[events.ModelResponse](ev)
+		d, err := decode[events.ModelResponse](rec)
 		if err != nil {
 			return err
 		}
-		var msg llm.Message
-		if err := json.Unmarshal(d.Message, &msg); err != nil {
-			return fmt.Errorf("%w: message: %v", events.ErrMalformed, err)
+		msg, typed := rec.extra.(llm.Message)
+		if !typed {
+			if err := json.Unmarshal(d.Message, &msg); err != nil {
+				return fmt.Errorf("%w: message: %v", events.ErrMalformed, err)
+			}
 		}
 		r.AwaitingModel = false
 		r.Messages = append(r.Messages, msg)
-		r.Batch = nil
+		r.Batch, r.Calls = nil, msg.ToolCalls()
+		due := r.Usage
+		if u := d.Usage; u != nil {
+			due.Requests += u.Requests
+			due.InputTokens += u.InputTokens
+			due.OutputTokens += u.OutputTokens
+		}
+		due.ToolCalls += int64(len(d.ToolCallIDs))
+		r.UsageDue = &due
 		if len(d.ToolCallIDs) == 0 {
 			r.Final = true
 			r.Output = textOf(msg)
 		}
 	case events.TypeToolRequested:
-		d, err := decode[events.ToolRequested](ev)
+		d, err := decode[events.ToolRequested](rec)
 		if err != nil {
 			return err
 		}
 		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Arguments})
 	case events.TypeToolStarted:
-		d, err := decode[events.ToolStarted](ev)
+		d, err := decode[events.ToolStarted](rec)
 		if err != nil {
 			return err
 		}
@@ -307,7 +338,7 @@ func (s *SessionState) apply(ev events.Event) error {
 			c.Attempts = max(c.Attempts, d.Attempt)
 		}
 	case events.TypeToolReturned:
-		d, err := decode[events.ToolReturned](ev)
+		d, err := decode[events.ToolReturned](rec)
 		if err != nil {
 			return err
 		}
@@ -315,9 +346,11 @@ func (s *SessionState) apply(ev events.Event) error {
 		if c == nil {
 			return fmt.Errorf("return of unknown call %q", ev.ToolCallID)
 		}
-		var ret toolsets.Return
-		if err := json.Unmarshal(d.Return, &ret); err != nil {
-			return fmt.Errorf("%w: return: %v", events.ErrMalformed, err)
+		ret, typed := rec.extra.(toolsets.Return)
+		if !typed {
+			if err := json.Unmarshal(d.Return, &ret); err != nil {
+				return fmt.Errorf("%w: return: %v", events.ErrMalformed, err)
+			}
 		}
 		c.Return, c.Requested, c.Decision = &ret, false, nil
 		c.Pending = ""
@@ -337,7 +370,7 @@ func (s *SessionState) apply(ev events.Event) error {
 	case events.TypeRunWaiting:
 		r.Status = StatusWaiting
 	case events.TypeApprovalDecided:
-		d, err := decode[events.ApprovalDecided](ev)
+		d, err := decode[events.ApprovalDecided](rec)
 		if err != nil {
 			return err
 		}
@@ -351,7 +384,7 @@ func (s *SessionState) apply(ev events.Event) error {
 		}
 		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Reason: d.Reason, Arguments: d.Arguments}
 	case events.TypeDeferredResolved:
-		d, err := decode[events.DeferredResolved](ev)
+		d, err := decode[events.DeferredResolved](rec)
 		if err != nil {
 			return err
 		}
@@ -367,23 +400,25 @@ func (s *SessionState) apply(ev events.Event) error {
 	case events.TypeRunResumed:
 		r.Status = StatusRunning
 	case events.TypeRunCompleted:
-		d, err := decode[events.RunCompleted](ev)
+		d, err := decode[events.RunCompleted](rec)
 		if err != nil {
 			return err
 		}
-		if len(d.Output) > 0 {
+		if out, typed := rec.extra.(string); typed {
+			r.Output = out
+		} else if len(d.Output) > 0 {
 			_ = json.Unmarshal(d.Output, &r.Output)
 		}
 		s.end(r, StatusCompleted)
 	case events.TypeRunFailed:
-		d, err := decode[events.RunFailed](ev)
+		d, err := decode[events.RunFailed](rec)
 		if err != nil {
 			return err
 		}
 		r.Error = &d.Error
 		s.end(r, StatusFailed)
 	case events.TypeRunCancelled:
-		d, err := decode[events.RunCancelled](ev)
+		d, err := decode[events.RunCancelled](rec)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,7 +20,7 @@ func ev(t events.Type, call string, data any) events.Event { return newEvent(t, 
 func ret(call, tool string, kind toolsets.Kind, content string) events.Event {
 	f := kind.Flags()
 	r := toolsets.Return{CallID: call, ToolName: tool, Kind: kind, Success: f.Success, IsError: f.IsError, Content: json.RawMessage(content), MaxAttempts: 2, Attempts: 1}
-	return returnedEvent(sid, rid, r)
+	return returnedEvent(sid, rid, r).Event
 }
 
 func response(calls ...llm.ToolCall) events.Event {
@@ -128,5 +129,96 @@ func TestDecisions(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// A split append (appendSteps) that stopped after any prefix of a
+// response's events is completed from the state: the missing tool.requested
+// in model order, then the usage.snapshot the response implies.
+func TestCompletion(t *testing.T) {
+	a := llm.ToolCall{ID: "a", Name: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)}
+	b := llm.ToolCall{ID: "b", Name: "q", Arguments: json.RawMessage(`{}`)}
+	twoCalls := llm.Response{ToolCalls: []llm.ToolCall{a, b}}
+	msg, _ := json.Marshal(twoCalls.Message())
+	resp := ev(events.TypeModelResponse, "", events.ModelResponse{Message: msg, ToolCallIDs: []string{"a", "b"},
+		Usage: &events.Usage{Requests: 1, InputTokens: 10, OutputTokens: 3}})
+	due := events.Usage{Requests: 1, InputTokens: 10, OutputTokens: 3, ToolCalls: 2}
+	head := []events.Event{started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), resp}
+	reqA := ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy", Arguments: a.Arguments})
+	reqB := ev(events.TypeToolRequested, "b", events.ToolRequested{Tool: "q", Arguments: b.Arguments})
+	snap := ev(events.TypeUsageSnapshot, "", events.UsageSnapshot{Scope: "run", Usage: due})
+	tests := []struct {
+		name  string
+		given []events.Event
+		want  []string
+	}{
+		{name: "response only", given: head, want: []string{"tool.requested a deploy", "tool.requested b q", "usage.snapshot"}},
+		{name: "one call requested", given: append(slices.Clone(head), reqA), want: []string{"tool.requested b q", "usage.snapshot"}},
+		{name: "calls requested", given: append(slices.Clone(head), reqA, reqB), want: []string{"usage.snapshot"}},
+		{name: "complete", given: append(slices.Clone(head), reqA, reqB, snap)},
+		{name: "final text", given: []events.Event{started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), response()}, want: []string{"usage.snapshot"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := given(t, tt.given...)
+			recs := completion(sid, st.Run(rid), nil)
+			var got []string
+			for _, rec := range recs {
+				line := string(rec.Type)
+				if d, ok := rec.data.(events.ToolRequested); ok {
+					line += " " + rec.ToolCallID + " " + d.Tool
+				}
+				got = append(got, line)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("completion (-want +got):\n%s", d)
+			}
+			// Applying the completion gives the state of the whole append.
+			for _, rec := range recs {
+				rec.Version = st.Version + 1
+				if err := st.applyRecord(rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if rest := completion(sid, st.Run(rid), nil); len(rest) != 0 {
+				t.Errorf("completion after completing = %d events", len(rest))
+			}
+			if r := st.Run(rid); len(r.Calls) > 0 {
+				if d := cmp.Diff(due, r.Usage); d != "" {
+					t.Errorf("usage after completing (-want +got):\n%s", d)
+				}
+			}
+		})
+	}
+}
+
+// Folding the typed values the session actor built gives the same state as
+// decoding the same events read back from the log.
+func TestTypedFoldMatchesDecoded(t *testing.T) {
+	a := llm.ToolCall{ID: "a", Name: "deploy", Arguments: json.RawMessage(`{}`)}
+	resp := llm.Response{ToolCalls: []llm.ToolCall{a}}
+	msg, _ := json.Marshal(resp.Message())
+	respRec := newRecord(events.TypeModelResponse, sid, rid, "", events.ModelResponse{Message: msg, ToolCallIDs: []string{"a"}})
+	respRec.extra = resp.Message()
+	startRec := newRecord(events.TypeRunStarted, sid, rid, "", events.RunStarted{Agent: "x", Input: json.RawMessage(`"hi"`)})
+	startRec.extra = "hi"
+	r := toolsets.Return{CallID: "a", ToolName: "deploy", Kind: toolsets.KindSuccess, Success: true, Content: json.RawMessage(`1`), Attempts: 1, MaxAttempts: 1}
+	doneRec := newRecord(events.TypeRunCompleted, sid, rid, "", events.RunCompleted{Output: json.RawMessage(`"ok"`)})
+	doneRec.extra = "ok"
+	recs := []record{startRec, newRecord(events.TypeModelRequest, sid, rid, "", events.ModelRequest{}), respRec,
+		newRecord(events.TypeToolRequested, sid, rid, "a", events.ToolRequested{Tool: "deploy"}),
+		returnedEvent(sid, rid, r), newRecord(events.TypeModelRequest, sid, rid, "", events.ModelRequest{}), doneRec}
+	typed, decoded := NewSessionState(sid), NewSessionState(sid)
+	for i, rec := range recs {
+		rec.Version = uint64(i + 1)
+		if err := typed.applyRecord(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := decoded.Apply(rec.Event); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := cmp.Diff(decoded, typed, cmp.AllowUnexported(llm.Message{})); d != "" {
+		t.Errorf("typed fold (-decoded +typed):\n%s", d)
 	}
 }
