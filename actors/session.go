@@ -29,6 +29,9 @@ type command struct {
 // advance asks the session actor to carry its active run on (recovery).
 type advance struct{}
 
+// flushTools asks the session actor to append the tool events it queued.
+type flushTools struct{}
+
 // modelReply is the outcome of a model request made by the session actor.
 type modelReply struct {
 	runID string
@@ -53,6 +56,13 @@ type sessionActor struct {
 	life    *actor.PID
 	run     *runMem
 	models  chan struct{} // counts model goroutines; see Stopping
+	// queued are tool events (tool.started, tool.retried, tool.progress,
+	// tool.returned) not appended yet: the actor appends them together
+	// when it has read the tool reports already in its mailbox (a
+	// flushTools message it sends itself), and before it handles any
+	// other message.
+	queued   []record
+	flushing bool
 }
 
 // runMem is what the actor keeps in memory about the active run, beside
@@ -76,6 +86,10 @@ func newSessionActor(h *Host, id string) *sessionActor {
 
 // Receive implements actor.Actor.
 func (a *sessionActor) Receive(c actor.Context) {
+	switch c.Message().(type) {
+	case *command, *advance, *preparedReply, *modelReply, *batchFinished:
+		a.flush(c)
+	}
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.self = c.Self()
@@ -96,6 +110,9 @@ func (a *sessionActor) Receive(c actor.Context) {
 		a.onModel(c, m)
 	case *toolMsg:
 		a.onTool(c, m)
+	case *flushTools:
+		a.flushing = false
+		a.flush(c)
 	case *batchFinished:
 		if a.run != nil && a.run.id == m.runID {
 			a.run.scheduler = nil
@@ -628,15 +645,32 @@ func (a *sessionActor) onTool(c actor.Context, tm *toolMsg) {
 		delete(m.inFlight, rep.CallID)
 		ret := *rep.Return
 		ret.CallID, ret.ToolName = cs.ID, cs.Tool
-		if err := a.append(returnedEvent(a.id, r.ID, ret)); err != nil {
-			return
-		}
-		a.advance(c)
-		return
+		ev = returnedEvent(a.id, r.ID, ret)
 	default:
 		return
 	}
-	_ = a.append(ev)
+	a.queued = append(a.queued, ev)
+	if !a.flushing {
+		a.flushing = true
+		c.Send(c.Self(), &flushTools{})
+	}
+}
+
+// flush appends the queued tool events (each is a step of its own, so
+// they may be split) and carries the run on when a call returned.
+func (a *sessionActor) flush(c actor.Context) {
+	if len(a.queued) == 0 {
+		return
+	}
+	recs := a.queued
+	a.queued = nil
+	returned := slices.ContainsFunc(recs, func(r record) bool { return r.Type == events.TypeToolReturned })
+	if err := a.appendSteps(recs...); err != nil {
+		return
+	}
+	if returned {
+		a.advance(c)
+	}
 }
 
 func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
