@@ -47,6 +47,9 @@
 //	                               the reply subject (an inbox of the batch's scheduler)
 //	                               receives ToolReport {"type":"started"|"retried"|"progress",…}
 //	                               messages, then exactly one {"type":"returned","return":{…}}.
+//	                               "started" is sent for retries only (attempt 2 and up):
+//	                               the scheduler records attempt 1 as started when it sends
+//	                               the request, which saves a message per call.
 //	weft.evt.session.<id>.<type>   every appended event, its JSON envelope (published by the
 //	                               JetStream store, or by the host for other stores).
 //
@@ -68,7 +71,9 @@
 // usage.snapshot (one step) → tool.started / tool.retried /
 // tool.progress → tool.returned (one append per finished call) → … →
 // model.response, usage.snapshot and run.completed (one step). See
-// Appends for how a step is appended.
+// Appends for how a step is appended. tool.started of attempt 1 records
+// that the scheduler sent the call to its tool subject; that of a later
+// attempt, that the tool actor began the retry.
 // model.request records the messages added since the run's previous
 // request (the first records the whole conversation); the full request is
 // a fold of the stream.

@@ -28,8 +28,9 @@ type batchFinished struct{ runID string }
 
 // schedulerActor runs one tool batch: it sends each call as a request on
 // weft.tool.<name> (all at once, or one after another when the batch is
-// sequential), forwards the tool actors' reports to the session in the
-// order they arrive, and stops when every call has returned. The session
+// sequential) and tells the session that the call's first attempt started,
+// forwards the tool actors' reports to the session in the order they
+// arrive, and stops when every call has returned. The session
 // hands the returns to the model in model order.
 type schedulerActor struct {
 	h      *Host
@@ -98,6 +99,11 @@ func (a *schedulerActor) send(c actor.Context) {
 		if err == nil {
 			err = a.h.cfg.Conn.PublishRequest(subject, a.inbox, data)
 		}
+	}
+	if err == nil {
+		// The first attempt starts when the call is sent; the tool actor
+		// reports the attempts of its retries itself.
+		c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: ToolReport{Type: ReportStarted, CallID: call.CallID, Tool: call.Name, Attempt: 1}})
 	}
 	if err != nil {
 		a.open--

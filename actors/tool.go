@@ -94,14 +94,16 @@ type observer func(ToolReport)
 
 type observerKey struct{}
 
-// observed wraps a tool so that each attempt reports that it started, and
-// each failed attempt the registry will retry reports that it is retried.
+// observed wraps a tool so that each retry reports that its attempt
+// started (the scheduler records the first attempt as started when it sends
+// the call), and each failed attempt the registry will retry reports that
+// it is retried.
 type observed struct{ toolsets.Tool }
 
 // Call implements toolsets.Tool.
 func (o observed) Call(ctx context.Context, tc *toolsets.ToolContext, args json.RawMessage) (any, error) {
 	obs, _ := ctx.Value(observerKey{}).(observer)
-	if obs != nil {
+	if obs != nil && tc.Retry > 0 {
 		obs(ToolReport{Type: ReportStarted, Attempt: tc.Retry + 1})
 	}
 	v, err := o.Tool.Call(ctx, tc, args)
