@@ -32,9 +32,32 @@
 //
 // A [Toolset] groups tools and instructions. [New] builds a static one,
 // [NewFunction] a function toolset whose defaults apply to the tools added
-// with [Add] and [AddPlain]. The interface has a single Prepare method so
-// that dynamic toolsets (lifecycle hooks, per-run inventories) and wrappers
-// can be added later as optional interfaces and decorators.
+// with [Add] and [AddPlain], [NewDynamic] one whose inventory is computed
+// from the [ToolsetContext], and [NewFactory] one built by a function per
+// step or per run. Lifecycle hooks are optional interfaces ([Enterer],
+// [Refresher], [Exiter]); a preparation may hold other toolsets, which
+// [Resolve] flattens. Wrappers are decorators chainable on every kind
+// ([Wrap], [Prefixed], [Filtered], [Renamed], [Annotated], [Prepared],
+// [RequireApproval], [Defer], [WithLifecycle]).
+//
+// # Driving toolsets through a run
+//
+// A runtime keeps one [Lifecycle] per attached toolset and calls
+// [Lifecycle.Prepare] at every step of a run (it enters the toolset on the
+// first, refreshes on later ones, under the [LifecyclePolicy] timeouts) and
+// [Lifecycle.Exit] when the run ends; each call returns a
+// [LifecycleReport] to log as a toolset.{state} event, and an error when
+// the run must fail.
+//
+// # Libraries, search and proxy
+//
+// A [Library] holds toolsets that the model does not see directly.
+// [NewSearch] exposes one search tool that loads matching tools for the
+// session's next step; [NewProxy] exposes a fixed search tool and call
+// tool. Both keep per-session [SearchState] (export and restore it with
+// the session) and report [SearchRecord]s for tool_search.* events.
+// [ValidateIDs] and [ValidateForDurability] check toolset identities
+// without preparing them.
 //
 // # Registry
 //
