@@ -192,5 +192,5 @@ type fixed struct {
 	p    Preparation
 }
 
-func (s fixed) Info() ToolsetInfo                                           { return s.info }
+func (s fixed) Info() ToolsetInfo                                             { return s.info }
 func (s fixed) Prepare(context.Context, *ToolsetContext) (Preparation, error) { return s.p, nil }

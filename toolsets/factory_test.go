@@ -63,7 +63,10 @@ func TestFactoryExitDropsCache(t *testing.T) {
 	var exited []string
 	dyn, err := toolsets.NewDynamic("d", toolsets.DynamicFuncs{
 		Tools: func(context.Context, *toolsets.ToolsetContext) ([]toolsets.Tool, error) { return nil, nil },
-		Exit:  func(_ context.Context, tc *toolsets.ToolsetContext) error { exited = append(exited, tc.RunID); return nil },
+		Exit: func(_ context.Context, tc *toolsets.ToolsetContext) error {
+			exited = append(exited, tc.RunID)
+			return nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
