@@ -290,6 +290,11 @@ func (a *sessionActor) advance(c actor.Context) {
 			a.fail(r, FailUsageLimit, fmt.Sprintf("the run reached its limit of %d model requests", lim))
 			return
 		}
+		if m.prep != nil && m.prepStep != r.Step && len(m.spec.Toolsets) == 0 {
+			// Loose tools only: every preparation gives the same
+			// inventory, and no toolset has anything to report.
+			m.prepStep = r.Step
+		}
 		if m.prep == nil || m.prepStep != r.Step {
 			a.prepare(c, m, r.Step)
 			return
@@ -330,9 +335,18 @@ func (a *sessionActor) prepare(c actor.Context, m *runMem, step int) {
 	if m.preparing {
 		return
 	}
-	m.preparing = true
-	c.Request(a.life, &prepareRequest{spec: m.spec, tc: toolsets.ToolsetContext{RunID: m.id, SessionID: a.id, ConversationID: a.id, RunStep: step}})
+	tc := toolsets.ToolsetContext{RunID: m.id, SessionID: a.id, ConversationID: a.id, RunStep: step}
 	m.prepStep = step
+	if len(m.spec.Toolsets) == 0 {
+		// Loose tools only: no toolset's Prepare can block, so the
+		// inventory is built here rather than by the lifecycle actor.
+		prep, err := a.h.prepareRun(context.Background(), m.spec, &tc)
+		m.preparing = true
+		a.onPrepared(c, &preparedReply{runID: m.id, prep: prep, err: err})
+		return
+	}
+	m.preparing = true
+	c.Request(a.life, &prepareRequest{spec: m.spec, tc: tc})
 }
 
 func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
