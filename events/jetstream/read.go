@@ -84,8 +84,10 @@ func (s *Store) readErr(ctx context.Context, err error) error {
 	return err
 }
 
-// ReadStream implements events.Reader. It blocks for one batched direct
-// get per 1024 events of the stream.
+// ReadStream implements events.Reader. It blocks for one direct get of the
+// stream's last event (which answers a read of an empty or missing stream
+// by itself, and primes the head Append checks against), then for one
+// batched direct get per 1024 events of the stream.
 func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
 	if err := events.ValidateStream(stream); err != nil {
 		return nil, err
@@ -97,7 +99,21 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 	if err != nil {
 		return nil, &events.Error{Op: "read stream", Stream: stream, Err: errors.Join(events.ErrInvalidStream, err)}
 	}
+	// A batched direct get costs a subscription with a large pending
+	// queue; asking for the last event first is cheap and is all a read of
+	// a new session's stream needs.
+	h, err := s.fetchHead(ctx, filter)
+	if err != nil {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: s.readErr(ctx, err)}
+	}
+	s.setHead(stream, h)
+	if h.version == 0 {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
+	}
 	out := []events.Event{}
+	if from > h.version {
+		return out, nil
+	}
 	n, err := s.scan(ctx, filter, 1, func(ev events.Event) bool {
 		if ev.Version >= from {
 			out = append(out, ev)
