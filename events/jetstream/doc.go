@@ -80,4 +80,8 @@
 // stream in a file store of its own, created and deleted per batch (several
 // mkdir, open, unlink and fsync calls). Single-event appends do not pay
 // this. BenchmarkStore measures both (go test -bench . ./events/jetstream/).
+// The weft runtime therefore appends the steps of a run one event at a time
+// where a partial step is recoverable, and keeps atomic batches for the
+// steps that must be all or nothing (see "Appends" in the actors package
+// doc).
 package jetstream
