@@ -399,10 +399,28 @@ func (h *Host) publish(evs []record) {
 			h.log.Warn("event subject", "err", err)
 			continue
 		}
-		b, err := json.Marshal(&evs[i].Event)
+		b, err := encodeEnvelope(evs[i].Event)
 		if err != nil {
 			continue
 		}
 		_ = h.cfg.Conn.Publish(subject, b)
 	}
+}
+
+// encodeEnvelope returns the JSON envelope of ev, as json.Marshal would
+// give it, but splices ev.Data in as it is (the actor encoded it with
+// json.Marshal: it is valid and compact) instead of validating and
+// compacting it again.
+func encodeEnvelope(ev events.Event) ([]byte, error) {
+	data := ev.Data
+	ev.Data = nil
+	b, err := json.Marshal(&ev)
+	if err != nil || len(data) == 0 {
+		return b, err
+	}
+	out := make([]byte, 0, len(b)+len(data)+9)
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, `,"data":`...)
+	out = append(out, data...)
+	return append(out, '}'), nil
 }

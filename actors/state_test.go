@@ -222,3 +222,29 @@ func TestTypedFoldMatchesDecoded(t *testing.T) {
 		t.Errorf("typed fold (-decoded +typed):\n%s", d)
 	}
 }
+
+// The envelope the host publishes is the one json.Marshal gives.
+func TestEncodeEnvelope(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ev   events.Event
+	}{
+		{"with data", ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy", Arguments: json.RawMessage(`{"env":"<prod>"}`)})},
+		{"without data", events.Event{Type: events.TypeRunResumed, SessionID: sid}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.ev.Stream, tc.ev.Version, tc.ev.Position = events.SessionStream(sid), 3, 9
+			want, err := json.Marshal(&tc.ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := encodeEnvelope(tc.ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(string(want), string(got)); d != "" {
+				t.Errorf("envelope (-json.Marshal +encodeEnvelope):\n%s", d)
+			}
+		})
+	}
+}
