@@ -68,8 +68,8 @@ type RunRecord struct {
 	Status      RunStatus       `json:"status"`
 	// Output is run.completed's output; Error run.failed's error;
 	// Cancel run.cancelled's data.
-	Output json.RawMessage     `json:"output,omitempty"`
-	Error  *events.ErrorInfo   `json:"error,omitempty"`
+	Output json.RawMessage      `json:"output,omitempty"`
+	Error  *events.ErrorInfo    `json:"error,omitempty"`
 	Cancel *events.RunCancelled `json:"cancel,omitempty"`
 	// Usage is the run's latest usage.snapshot (or its end event's).
 	Usage events.Usage `json:"usage"`
