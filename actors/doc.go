@@ -44,7 +44,8 @@
 //	                               {"error":{"verb","session_id","code","message"}}
 //	weft.tool.<name>               request ToolRequest {"session_id","run_id","call_id","name",
 //	                               "arguments","approval"} in queue group "weft-tools";
-//	                               the reply subject (an inbox of the batch's scheduler)
+//	                               the reply subject (<inbox>.<n>: one per batch's
+//	                               scheduler, under one inbox the host subscribes to)
 //	                               receives ToolReport {"type":"started"|"retried"|"progress",…}
 //	                               messages, then exactly one {"type":"returned","return":{…}}.
 //	                               "started" is sent for retries only (attempt 2 and up):

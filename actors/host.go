@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/nats-io/nats.go"
@@ -63,6 +65,12 @@ type Host struct {
 	closed   bool
 
 	runs sync.Map // runKey → *runEntry
+
+	// Tool reports arrive on one subscription, replyPrefix+".*"; each
+	// scheduler has its own subject under it (replyPrefix.<n>).
+	replyPrefix string
+	replySeq    atomic.Uint64
+	replies     sync.Map // reply subject → *actor.PID of its scheduler
 }
 
 // runEntry is what the tool host needs to execute the calls of one run:
@@ -110,12 +118,41 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		_ = cmdSub.Unsubscribe()
 		return nil, fmt.Errorf("subscribe to tool calls: %w", err)
 	}
-	h.subs = []*nats.Subscription{cmdSub, toolSub}
+	h.replyPrefix = cfg.Conn.NewInbox()
+	replySub, err := cfg.Conn.Subscribe(h.replyPrefix+".*", h.onToolReport)
+	if err != nil {
+		_ = cmdSub.Unsubscribe()
+		_ = toolSub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe to tool reports: %w", err)
+	}
+	h.subs = []*nats.Subscription{cmdSub, toolSub, replySub}
 	if err := cfg.Conn.Flush(); err != nil {
 		h.Close()
 		return nil, fmt.Errorf("flush subscriptions: %w", err)
 	}
 	return h, nil
+}
+
+// onToolReport routes a tool report to the scheduler whose reply subject
+// it arrived on; reports of a scheduler that has stopped are dropped.
+func (h *Host) onToolReport(m *nats.Msg) {
+	pid, ok := h.replies.Load(m.Subject)
+	if !ok {
+		return
+	}
+	var r ToolReport
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		h.log.Warn("bad tool report", "subject", m.Subject, "err", err)
+		return
+	}
+	h.system.Root.Send(pid.(*actor.PID), &r)
+}
+
+// newReplySubject returns a fresh reply subject for scheduler pid.
+func (h *Host) newReplySubject(pid *actor.PID) string {
+	subject := h.replyPrefix + "." + strconv.FormatUint(h.replySeq.Add(1), 10)
+	h.replies.Store(subject, pid)
+	return subject
 }
 
 // discard is a slog handler that drops everything (protoactor's logs).

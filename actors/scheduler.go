@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/toolsets"
 )
@@ -36,8 +35,7 @@ type schedulerActor struct {
 	h      *Host
 	batch  *scheduleBatch
 	parent *actor.PID
-	inbox  string
-	sub    *nats.Subscription
+	inbox  string // the reply subject of the batch's calls
 	next   int
 	open   int
 	done   bool
@@ -48,22 +46,7 @@ func (a *schedulerActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.parent = c.Parent()
-		a.inbox = a.h.cfg.Conn.NewInbox()
-		self := c.Self()
-		sub, err := a.h.cfg.Conn.Subscribe(a.inbox, func(msg *nats.Msg) {
-			var r ToolReport
-			if json.Unmarshal(msg.Data, &r) == nil {
-				a.h.system.Root.Send(self, &r)
-			}
-		})
-		if err != nil {
-			a.next = len(a.batch.calls)
-			for _, call := range a.batch.calls {
-				a.fail(c, call, "subscribe to tool replies: "+err.Error())
-			}
-			return
-		}
-		a.sub = sub
+		a.inbox = a.h.newReplySubject(c.Self())
 		if a.batch.sequential {
 			a.send(c)
 		} else {
@@ -82,9 +65,7 @@ func (a *schedulerActor) Receive(c actor.Context) {
 		}
 		a.maybeDone(c)
 	case *actor.Stopping:
-		if a.sub != nil {
-			_ = a.sub.Unsubscribe()
-		}
+		a.h.replies.Delete(a.inbox)
 	}
 }
 
