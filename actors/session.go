@@ -259,6 +259,10 @@ func (a *sessionActor) advance(c actor.Context) {
 		return
 	}
 	if recs := completion(a.id, r, m.prep); len(recs) > 0 {
+		if m.prep == nil && len(r.Batch) < len(r.Calls) {
+			a.prepare(c, m, r.Step) // tool.requested names the call's toolset
+			return
+		}
 		if a.appendSteps(recs...) == nil {
 			a.advance(c)
 		}
