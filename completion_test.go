@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
@@ -57,7 +58,10 @@ func TestRecoveryCompletesSplitStep(t *testing.T) {
 	if _, err := rt.Recover(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.Session(session).Wait(t.Context(), run)
+	// Without the completion the run would never move: bound the wait.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := a.Session(session).Wait(ctx, run)
 	if err != nil || res.Status != weft.StatusCompleted || res.Output != "done" {
 		t.Fatalf("Wait = %+v, %v", res, err)
 	}
