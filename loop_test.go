@@ -252,6 +252,16 @@ func eventsOnNATSAndStream(t *testing.T, rt *weft.Runtime) {
 		if err := json.Unmarshal(m.Data, &ev); err != nil || ev.Type != events.TypeToolReturned || ev.ToolCallID != "p" {
 			t.Errorf("NATS event = %+v, %v", ev, err)
 		}
+		// The published event is the stored one (Position aside: the host
+		// knows only the last position of an append).
+		for _, stored := range streamEvents(t, rt, ev.SessionID) {
+			if stored.ID == ev.ID {
+				ev.Position = stored.Position
+				if d := cmp.Diff(stored, ev); d != "" {
+					t.Errorf("published event (-stored +published):\n%s", d)
+				}
+			}
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no tool.returned on NATS")
 	}

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -105,7 +106,11 @@ func newRecord(t events.Type, session, run, call string, data any) record {
 		// programming error.
 		panic("actors: encode " + string(t) + ": " + err.Error())
 	}
-	return record{Event: events.Event{ID: uuid.Must(uuid.NewV7()), Type: t, SessionID: session, RunID: run, ToolCallID: call, Data: b}, data: data}
+	// Time and SchemaVersion are set here, not left to the store, so that
+	// the events the host publishes are the ones stored.
+	sv, _ := t.SchemaVersion()
+	return record{Event: events.Event{ID: uuid.Must(uuid.NewV7()), Type: t, SchemaVersion: sv, Time: time.Now().UTC(),
+		SessionID: session, RunID: run, ToolCallID: call, Data: b}, data: data}
 }
 
 // newEvent is newRecord without the typed values.

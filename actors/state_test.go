@@ -5,8 +5,10 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/llm"
@@ -231,6 +233,9 @@ func TestEncodeEnvelope(t *testing.T) {
 	}{
 		{"with data", ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy", Arguments: json.RawMessage(`{"env":"<prod>"}`)})},
 		{"without data", events.Event{Type: events.TypeRunResumed, SessionID: sid}},
+		{"every id", events.Event{ID: uuid.Must(uuid.NewV7()), Type: events.TypeRunResumed, SessionID: sid, RunID: rid, ToolCallID: "c",
+			CorrelationID: "corr", CausationID: "cause", SchemaVersion: 2, Time: time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.FixedZone("x", 3600))}},
+		{"ids to escape", events.Event{Type: events.TypeRunResumed, SessionID: "a\"b<c>&d\\e\u00e9\x01\xff", RunID: "\u2028"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.ev.Stream, tc.ev.Version, tc.ev.Position = events.SessionStream(sid), 3, 9
