@@ -23,10 +23,12 @@
 //     repeats in the response; forwards the tool reports to the session as
 //     they arrive. The session appends tool.returned as each call finishes
 //     and hands the returns to the model in model order.
-//   - Tool actor (one per call, spawned by the host serving weft.tool.*):
-//     executes the call through the run's registry (timeouts, internal
-//     retries and cooperative cancellation are the registry's) in a
-//     goroutine it owns and reports back.
+//   - Tool actor (one per host, which serves weft.tool.*): executes each
+//     call through the run's registry (timeouts, internal retries and
+//     cooperative cancellation are the registry's) in a goroutine it
+//     starts per call, which reports back on the request's reply subject.
+//     One long-lived actor rather than one per call: a call costs no actor
+//     spawn.
 //
 // Actors never wait in Receive for a model, a toolset or a tool: those run
 // in owned goroutines or child actors and report back with messages. The

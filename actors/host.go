@@ -64,7 +64,8 @@ type Host struct {
 	watchers map[string][]chan Outcome
 	closed   bool
 
-	runs sync.Map // runKey → *runEntry
+	runs  sync.Map   // runKey → *runEntry
+	tools *actor.PID // the tool actor
 
 	// Tool reports arrive on one subscription, replyPrefix+".*"; each
 	// scheduler has its own subject under it (replyPrefix.<n>).
@@ -107,6 +108,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		sessions: map[string]*actor.PID{},
 		watchers: map[string][]chan Outcome{},
 	}
+	h.tools = h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &toolActor{h: h} }))
 	// The host serves every session and every tool it is asked about, so
 	// it subscribes to the wildcard forms bus builds.
 	cmdSub, err := cfg.Conn.Subscribe(subj.AllCommands(), h.onCommand)

@@ -12,77 +12,73 @@ import (
 	"github.com/weft-run/weft/toolsets"
 )
 
-// onToolRequest serves one weft.tool.<name> request: it spawns a tool
-// actor for the call.
+// onToolRequest serves one weft.tool.<name> request: it hands the call to
+// the host's tool actor.
 func (h *Host) onToolRequest(m *nats.Msg) {
 	var req ToolRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || m.Reply == "" {
 		h.log.Warn("bad tool request", "subject", m.Subject, "err", err)
 		return
 	}
-	h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
-		return &toolActor{h: h, req: req, reply: m.Reply}
-	}))
+	h.system.Root.Send(h.tools, &toolCall{req: req, reply: m.Reply})
 }
 
-// toolActor executes one call through the registry of its run, in a
-// goroutine it owns, and reports on the request's reply subject. It stops
-// itself when the call has returned.
-type toolActor struct {
-	h     *Host
+// toolCall is a call the tool actor executes, and where to report.
+type toolCall struct {
 	req   ToolRequest
 	reply string
 }
 
-type toolFinished struct{}
+// toolActor executes the calls of the tool host (one actor per host, so
+// that a call costs no actor spawn): each call runs through the registry of
+// its run in a goroutine the actor starts, which reports on the request's
+// reply subject. The goroutines end with their calls; the runs' contexts
+// (cancelled by the session actors, and by Host.Close) cancel them.
+type toolActor struct {
+	h *Host
+}
 
 // Receive implements actor.Actor.
 func (a *toolActor) Receive(c actor.Context) {
-	switch c.Message().(type) {
-	case *actor.Started:
-		self := c.Self()
-		go func() {
-			a.run()
-			a.h.system.Root.Send(self, &toolFinished{})
-		}()
-	case *toolFinished:
-		c.Stop(c.Self())
+	if call, ok := c.Message().(*toolCall); ok {
+		go call.run(a.h)
 	}
 }
 
-func (a *toolActor) report(r ToolReport) {
+func (a *toolCall) report(h *Host, r ToolReport) {
 	r.CallID, r.Tool = a.req.CallID, a.req.Name
 	b, err := json.Marshal(&r)
 	if err != nil {
-		a.h.log.Warn("encode tool report", "err", err)
+		h.log.Warn("encode tool report", "err", err)
 		return
 	}
-	_ = a.h.cfg.Conn.Publish(a.reply, b)
+	_ = h.cfg.Conn.Publish(a.reply, b)
 }
 
-func (a *toolActor) run() {
-	v, ok := a.h.runs.Load(runKey(a.req.SessionID, a.req.RunID))
+// run executes the call and reports its return.
+func (a *toolCall) run(h *Host) {
+	v, ok := h.runs.Load(runKey(a.req.SessionID, a.req.RunID))
 	if !ok {
 		ret := toolsets.Return{CallID: a.req.CallID, ToolName: a.req.Name, Kind: toolsets.KindUserError, IsError: true,
 			Content: json.RawMessage(`"this process has no tools prepared for the run"`),
 			Control: &toolsets.Control{Message: "this process has no tools prepared for the run"}}
-		a.report(ToolReport{Type: ReportReturned, Return: &ret})
+		a.report(h, ToolReport{Type: ReportReturned, Return: &ret})
 		return
 	}
 	e := v.(*runEntry)
 	e.mu.RLock()
 	reg := e.reg
 	e.mu.RUnlock()
-	ctx := context.WithValue(e.ctx, observerKey{}, observer(a.report))
+	ctx := context.WithValue(e.ctx, observerKey{}, observer(func(r ToolReport) { a.report(h, r) }))
 	ret := reg.Call(ctx, toolsets.Invocation{
 		CallID: a.req.CallID, Name: a.req.Name, Arguments: a.req.Arguments,
 		RunID: a.req.RunID, SessionID: a.req.SessionID, ConversationID: a.req.SessionID,
 		Approval: a.req.Approval,
 		Emitter: toolsets.EmitterFunc(func(p toolsets.Progress) {
-			a.report(ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
+			a.report(h, ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
 		}),
 	})
-	a.report(ToolReport{Type: ReportReturned, Attempt: ret.Attempts, Return: &ret})
+	a.report(h, ToolReport{Type: ReportReturned, Attempt: ret.Attempts, Return: &ret})
 }
 
 // errRunCancelled is the cause a run's context is cancelled with.
