@@ -26,6 +26,8 @@ type demoOptions struct {
 	by      string        // who decides
 	json    bool          // events as JSON lines
 	timeout time.Duration // bound on the whole demo
+	serve   bool          // leave the run waiting and serve (weft serve --demo)
+	listen  string        // where the served node listens
 }
 
 // The demo's fixed scene: a support agent fixes ticket T-7.
@@ -41,10 +43,13 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: weft demo [-approve | -deny REASON] [-by NAME] [-data DIR] [-json] [-timeout D]\n\n"+
+		fmt.Fprint(stderr, "usage: weft demo [-approve | -deny REASON] [-by NAME] [-data DIR] [-json] [-timeout D]\n"+
+			"       weft demo -serve [-listen HOST:PORT] [-data DIR] [-json]\n\n"+
 			"Runs an agent on the embedded runtime (nats-server + JetStream): lookup and\n"+
 			"fetch_ticket in parallel, then deploy, which waits for an approval that the\n"+
-			"flags decide; the run is resumed and completes. Reads no input.\n\nflags:\n")
+			"flags decide; the run is resumed and completes. Reads no input.\n\n"+
+			"With -serve the run is left waiting on a node that serves until interrupted\n"+
+			"(weft serve --demo): decide it from a second terminal with weft approve.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	approve := fs.Bool("approve", true, "approve the deploy (the default)")
@@ -53,6 +58,8 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	fs.StringVar(&o.dataDir, "data", "", "keep the data directory (the JetStream event log) in `DIR`; default: a temporary one removed at exit")
 	fs.BoolVar(&o.json, "json", false, "print the session's events as JSON lines on stdout (notes go to stderr)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
+	fs.BoolVar(&o.serve, "serve", false, "leave the run waiting for approval and serve until interrupted (weft serve --demo)")
+	fs.StringVar(&o.listen, "listen", defaultListen, "with -serve: the `HOST:PORT` other weft commands connect to")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -78,6 +85,15 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	case o.by == "":
 		fs.Usage()
 		return o, fmt.Errorf("%w: demo: -by needs a name", errUsage)
+	case o.serve && (set["approve"] || o.deny || set["by"] || set["timeout"]):
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -serve leaves the decision to weft approve: -approve, -deny, -by and -timeout do not apply", errUsage)
+	case !o.serve && set["listen"]:
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -listen needs -serve", errUsage)
+	case o.serve && o.listen == "":
+		fs.Usage()
+		return o, fmt.Errorf("%w: demo: -listen needs HOST:PORT", errUsage)
 	case o.timeout <= 0:
 		fs.Usage()
 		return o, fmt.Errorf("%w: demo: -timeout must be positive, got %v", errUsage, o.timeout)
@@ -92,6 +108,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	o, err := parseDemoFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.serve {
+		return serve(ctx, serveOptions{node: nodeConfig{dataDir: o.dataDir, listen: o.listen}, demo: true, json: o.json}, stdout, stderr)
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()

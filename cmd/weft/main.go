@@ -10,6 +10,30 @@
 //	             resumed to completion; prints every event of the session
 //	weft tools   run the seed's tool examples through the registry and
 //	             print each canonical tool return
+//	weft serve   run a node (embedded nats-server listening on a loopback
+//	             port, or an external NATS) until SIGINT/SIGTERM;
+//	             --demo leaves the demo run waiting for an approval
+//
+// Reading the log of a running node (--nats URL, default
+// nats://127.0.0.1:4222) or of a stopped node's data directory (--data DIR),
+// with the projections built in-process:
+//
+//	weft sessions         the sessions: agent, runs, last status, pending
+//	weft show SESSION     a session's archive
+//	weft approvals        the HITL queue: pending approvals and deferred calls
+//	weft audit SESSION    a session's audit timeline
+//	weft replay           rebuild every projection from position 0
+//	weft tail FILTER      live events matching a NATS subject filter
+//
+// Deciding what a waiting run waits for, on a running node over NATS:
+//
+//	weft approve ID...  [--args JSON]
+//	weft deny ID...     --reason R
+//	weft complete ID... --result JSON
+//	weft fail ID...     --reason R
+//
+// Every command takes --json for scripts. Mistakes on the command line exit
+// with status 2, other failures with status 1.
 package main
 
 import (
@@ -21,6 +45,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"syscall"
 )
 
 // command is one subcommand.
@@ -29,22 +54,37 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// commands is the subcommand table; later commands (serve, replay, audit,
-// tail, approve) are added here.
+// commands is the subcommand table.
 var commands = map[string]command{
-	"demo":  {"run an agent on the embedded runtime: parallel tools, an approval, the resume", runDemo},
-	"tools": {"run the seed's tool examples through the registry and print their canonical returns", runTools},
+	"demo":      {"run an agent on the embedded runtime: parallel tools, an approval, the resume", runDemo},
+	"tools":     {"run the seed's tool examples through the registry and print their canonical returns", runTools},
+	"serve":     {"run a node until interrupted (--demo: leave the demo run waiting for approval)", runServe},
+	"sessions":  {"list the sessions in the log", runSessions},
+	"show":      {"show a session's archive", runShow},
+	"approvals": {"list the pending approvals and deferred calls (the HITL queue)", runApprovals},
+	"audit":     {"print a session's audit timeline", runAudit},
+	"replay":    {"rebuild every projection from the start of the log", runReplay},
+	"tail":      {"print live events matching a subject filter", runTail},
+	"approve":   {"approve pending calls on a running node", decideCommand(actionApprove)},
+	"deny":      {"deny pending calls on a running node", decideCommand(actionDeny)},
+	"complete":  {"complete deferred calls with a result on a running node", decideCommand(actionComplete)},
+	"fail":      {"fail deferred calls on a running node", decideCommand(actionFail)},
 }
 
 // errUsage marks a command-line mistake (exit status 2).
 var errUsage = errors.New("usage error")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// The CLI handles SIGINT and SIGTERM (weft serve stops cleanly on
+	// either); the embedded nats-server installs no handlers.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	switch {
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "weft:", err)
 		os.Exit(2)
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "weft:", err)
@@ -84,6 +124,6 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 }

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/weft-run/weft/projections"
+)
+
+// runApprovals prints the HITL queue.
+func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("approvals", "[--nats URL | --data DIR] [--json]", `
+Lists every pending approval and deferred call across all sessions (the HITL
+queue), oldest first, with its age, tool, arguments and reason. Decide them
+with weft approve, deny, complete or fail.`, stderr)
+	src := addSourceFlags(fs, true)
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(fs, "takes no arguments, got %q", pos)
+	}
+	if err := src.check(); err != nil {
+		return err
+	}
+	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
+		queue := projections.NewQueue()
+		if _, err := s.build(ctx, queue); err != nil {
+			return err
+		}
+		items := queue.Items()
+		if *asJSON {
+			if items == nil {
+				items = []projections.QueueItem{}
+			}
+			return writeJSON(stdout, items)
+		}
+		if len(items) == 0 {
+			fmt.Fprintln(stdout, "nothing pending")
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tRUN\tTOOL\tAGE\tARGUMENTS\tREASON")
+		for _, it := range items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ToolCallID, it.Kind, it.SessionID, it.RunID, it.Tool, it.Age, compact(it.Arguments), dash(it.Reason))
+		}
+		return tw.Flush()
+	})
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/bus"
+)
+
+// nodeConfig says how to start a node.
+type nodeConfig struct {
+	// dataDir holds the embedded server's event log (dataDir/nats); empty
+	// means a temporary directory removed when the node stops.
+	dataDir string
+	// natsURL runs the node on an external NATS instead of embedding a
+	// server (dataDir and listen are then unused).
+	natsURL string
+	// listen is the host:port the embedded server accepts other
+	// processes' connections on; empty opens no port.
+	listen string
+}
+
+// node is a running weft node with the demo agent registered: a runtime on
+// an embedded nats-server (listening or not) or on an external NATS.
+type node struct {
+	rt     *weft.Runtime
+	server *bus.Server // the embedded server when it listens; nil otherwise
+	agent  *weft.Agent // the demo agent
+	// url is what other processes connect to ("" when nothing listens);
+	// dataDir the data directory of an embedded server ("" on external
+	// NATS); tmp is set when dataDir is temporary.
+	url     string
+	dataDir string
+	tmp     bool
+	// recovered are the sessions Recover carried on.
+	recovered []string
+}
+
+// startNode starts a node, registers the demo agent and recovers the runs
+// a previous process left running. The caller stops it with close.
+func startNode(ctx context.Context, cfg nodeConfig) (n *node, err error) {
+	n = &node{}
+	defer func() {
+		if err != nil {
+			n.close()
+			n = nil
+		}
+	}()
+	switch {
+	case cfg.natsURL != "":
+		n.url = cfg.natsURL
+		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: cfg.natsURL}); err != nil {
+			return nil, fmt.Errorf("start a node on %s: %w", cfg.natsURL, err)
+		}
+	default:
+		n.dataDir = cfg.dataDir
+		if n.dataDir == "" {
+			if n.dataDir, err = os.MkdirTemp("", "weft-node-"); err != nil {
+				return nil, fmt.Errorf("create a temporary data directory: %w", err)
+			}
+			n.tmp = true
+		} else if err := os.MkdirAll(n.dataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create the data directory: %w", err)
+		}
+		if cfg.listen == "" {
+			// No port: the runtime embeds the server, connected in-process.
+			if n.rt, err = weft.Start(ctx, weft.Config{DataDir: n.dataDir}); err != nil {
+				return nil, fmt.Errorf("start a node on %s: %w", n.dataDir, err)
+			}
+			break
+		}
+		// A listening server is started here (the runtime's embedded
+		// default opens no port) and the runtime connects to it by URL.
+		n.server, err = bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(n.dataDir, "nats"), Listen: cfg.listen})
+		if err != nil {
+			return nil, fmt.Errorf("start the embedded nats-server on %s: %w", cfg.listen, err)
+		}
+		n.url = n.server.ClientURL()
+		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: n.url}); err != nil {
+			return nil, fmt.Errorf("start a node on %s: %w", n.url, err)
+		}
+	}
+	acfg, err := demoAgentConfig()
+	if err != nil {
+		return nil, fmt.Errorf("build the demo agent's tools: %w", err)
+	}
+	if n.agent, err = n.rt.NewAgent(demoAgent, acfg); err != nil {
+		return nil, err
+	}
+	if n.recovered, err = n.rt.Recover(ctx); err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
+	return n, nil
+}
+
+// close stops the runtime, then the embedded server, then removes a
+// temporary data directory.
+func (n *node) close() error {
+	var err error
+	if n.rt != nil {
+		if cerr := n.rt.Close(); cerr != nil {
+			err = fmt.Errorf("close the runtime: %w", cerr)
+		}
+		n.rt = nil
+	}
+	if n.server != nil {
+		n.server.Shutdown()
+		n.server = nil
+	}
+	if n.tmp {
+		if rerr := os.RemoveAll(n.dataDir); rerr != nil && err == nil {
+			err = fmt.Errorf("remove the data directory: %w", rerr)
+		}
+		n.tmp = false
+	}
+	return err
+}
+
+// startDemoRun starts the demo's run in a new session of the node's demo
+// agent and returns once it waits for the deploy's approval.
+func (n *node) startDemoRun(ctx context.Context) (*weft.Session, *weft.Result, error) {
+	sess := n.agent.NewSession()
+	res, err := sess.Run(ctx, demoPrompt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo run: %w", err)
+	}
+	if res.Status != weft.StatusWaiting || len(res.Pending.Approvals) == 0 {
+		return nil, nil, fmt.Errorf("demo run ended %s without asking for an approval", res.Status)
+	}
+	return sess, res, nil
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/events"
+)
+
+// defaultListen is where weft serve accepts other weft processes.
+const defaultListen = "127.0.0.1:4222"
+
+// serveOptions are the flags of weft serve.
+type serveOptions struct {
+	node nodeConfig
+	demo bool
+	json bool
+}
+
+// runServe runs a node until ctx ends (the CLI's SIGINT/SIGTERM).
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "[--data DIR | --nats URL] [--listen HOST:PORT] [--demo] [--json]", `
+Runs a weft node with the demo agent registered: on the embedded default
+(nats-server + JetStream, the event log in DIR/nats, listening on a loopback
+port so that other weft commands can connect) or on an external NATS. It
+recovers the runs a previous process left running and serves commands until
+interrupted (SIGINT or SIGTERM), then shuts down cleanly.
+
+With --demo it also starts the demo run and leaves it waiting for an
+approval: decide it from a second terminal with weft approve.`, stderr)
+	var o serveOptions
+	fs.StringVar(&o.node.dataDir, "data", "", "keep the event log in `DIR` (default: a temporary directory, removed at exit)")
+	fs.StringVar(&o.node.natsURL, "nats", "", "run on the external NATS at `URL` instead of an embedded server")
+	fs.StringVar(&o.node.listen, "listen", defaultListen, "the `HOST:PORT` the embedded server accepts connections on (port -1: any free port)")
+	fs.BoolVar(&o.demo, "demo", false, "start the demo run and leave it waiting for approval")
+	fs.BoolVar(&o.json, "json", false, "print the node's address (and the demo's pending approval) as one JSON object")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	set := setFlags(fs)
+	switch {
+	case len(pos) > 0:
+		return usageError(fs, "takes no arguments, got %q", pos)
+	case set["nats"] && (set["data"] || set["listen"]):
+		return usageError(fs, "--nats runs on an external NATS: --data and --listen are for the embedded server")
+	case set["nats"] && o.node.natsURL == "":
+		return usageError(fs, "--nats needs a URL")
+	case o.node.natsURL == "" && o.node.listen == "":
+		return usageError(fs, "--listen needs HOST:PORT (other weft commands connect there)")
+	}
+	return serve(ctx, o, stdout, stderr)
+}
+
+// serveReport is what serve --json prints once the node is ready.
+type serveReport struct {
+	URL       string      `json:"url"`
+	DataDir   string      `json:"data_dir,omitempty"`
+	Agents    []string    `json:"agents"`
+	Recovered []string    `json:"recovered"`
+	Demo      *demoReport `json:"demo,omitempty"`
+}
+
+type demoReport struct {
+	SessionID string             `json:"session_id"`
+	RunID     string             `json:"run_id"`
+	Pending   []weft.PendingItem `json:"pending"`
+}
+
+// serve starts the node, reports where it is, and serves until ctx ends.
+func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err error) {
+	n, err := startNode(ctx, o.node)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		if cerr := n.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("serve: %w", cerr)
+		}
+	}()
+	var mu sync.Mutex
+	stdout = &lockedWriter{mu: &mu, w: stdout}
+	rep := serveReport{URL: n.url, Agents: []string{demoAgent}, Recovered: n.recovered}
+	if n.tmp {
+		rep.DataDir = n.dataDir
+	} else {
+		rep.DataDir = o.node.dataDir
+	}
+	if rep.Recovered == nil {
+		rep.Recovered = []string{}
+	}
+
+	var watched sync.WaitGroup
+	defer watched.Wait()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if o.demo {
+		sess, res, err := n.startDemoRun(ctx)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		rep.Demo = &demoReport{SessionID: sess.ID(), RunID: res.RunID, Pending: res.Pending.Approvals}
+		// Say when the run settles again (after weft approve).
+		sub, ch, err := watchRun(n.rt, sess.ID())
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		watched.Add(1)
+		go func() {
+			defer watched.Done()
+			defer func() { _ = sub.Unsubscribe() }()
+			reportSettled(ctx, ch, res.RunID, o.json, stdout)
+		}()
+	}
+	if o.json {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		printServeReport(stdout, o, n, rep)
+	}
+	<-ctx.Done()
+	if !o.json {
+		fmt.Fprintln(stdout, "weft serve: stopping")
+	}
+	return nil
+}
+
+func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
+	switch {
+	case o.node.natsURL != "":
+		fmt.Fprintf(w, "weft serve: node on the external NATS at %s\n", n.url)
+	case n.tmp:
+		fmt.Fprintf(w, "weft serve: node on the embedded nats-server, data in %s (temporary, removed at exit; keep it with --data DIR)\n", n.dataDir)
+	default:
+		fmt.Fprintf(w, "weft serve: node on the embedded nats-server, data in %s\n", n.dataDir)
+	}
+	fmt.Fprintf(w, "listening: %s\n", n.url)
+	fmt.Fprintf(w, "agents:    %s\n", demoAgent)
+	fmt.Fprintf(w, "recovered: %d session(s)\n", len(rep.Recovered))
+	if d := rep.Demo; d != nil {
+		fmt.Fprintf(w, "\ndemo: session %s, run %s waits for approval:\n", d.SessionID, d.RunID)
+		for _, p := range d.Pending {
+			fmt.Fprintf(w, "  approval %s: %s %s", p.ID, p.Tool, compact(p.Arguments))
+			if p.Reason != "" {
+				fmt.Fprintf(w, " (%s)", p.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+		nats := ""
+		if n.url != defaultNATSURL {
+			nats = " --nats " + n.url
+		}
+		fmt.Fprintf(w, "\nnext, in a second terminal:\n")
+		fmt.Fprintf(w, "  weft approvals%s\n", nats)
+		for _, p := range d.Pending {
+			fmt.Fprintf(w, "  weft approve %s --by alice%s\n", p.ID, nats)
+		}
+		fmt.Fprintf(w, "  weft show %s%s\n", d.SessionID, nats)
+		fmt.Fprintf(w, "  weft audit %s%s\n", d.SessionID, nats)
+	}
+	fmt.Fprintln(w, "\nserving until interrupted (Ctrl-C)")
+}
+
+// watchRun subscribes to the run.* events of session id.
+func watchRun(rt *weft.Runtime, sessionID string) (*nats.Subscription, chan *nats.Msg, error) {
+	subject, err := rt.Subjects().StreamEvents(events.SessionStream(sessionID))
+	if err != nil {
+		return nil, nil, err
+	}
+	ch := make(chan *nats.Msg, 64)
+	sub, err := rt.Conn().ChanSubscribe(subject, ch)
+	if err != nil {
+		return nil, nil, fmt.Errorf("subscribe to %s: %w", subject, err)
+	}
+	return sub, ch, nil
+}
+
+// reportSettled prints each time run settles, until ctx ends.
+func reportSettled(ctx context.Context, ch <-chan *nats.Msg, runID string, asJSON bool, w io.Writer) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-ch:
+			ev, err := events.ParseEvent(m.Data)
+			if err != nil || ev.RunID != runID {
+				continue
+			}
+			line := settledLine(ev)
+			if line == "" {
+				continue
+			}
+			if asJSON {
+				fmt.Fprintf(w, "%s\n", m.Data)
+			} else {
+				fmt.Fprintf(w, "demo: run %s %s\n", runID, line)
+			}
+		}
+	}
+}
+
+// settledLine describes an event that settles a run ("" for others).
+func settledLine(ev events.Event) string {
+	switch ev.Type {
+	case events.TypeRunCompleted:
+		d, err := events.DecodeAs[events.RunCompleted](ev)
+		if err != nil {
+			return "completed"
+		}
+		var text string
+		if json.Unmarshal(d.Output, &text) == nil {
+			return "completed: " + text
+		}
+		return "completed: " + compact(d.Output)
+	case events.TypeRunFailed:
+		d, err := events.DecodeAs[events.RunFailed](ev)
+		if err != nil {
+			return "failed"
+		}
+		return fmt.Sprintf("failed (%s): %s", d.Error.Kind, d.Error.Message)
+	case events.TypeRunCancelled:
+		return "cancelled"
+	case events.TypeRunWaiting:
+		return "waits again (weft approvals)"
+	}
+	return ""
+}

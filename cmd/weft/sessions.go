@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/weft-run/weft/projections"
+)
+
+// sessionRow is one line of weft sessions.
+type sessionRow struct {
+	SessionID  string                `json:"session_id"`
+	Agent      string                `json:"agent"`
+	Runs       int                   `json:"runs"`
+	LastStatus projections.RunStatus `json:"last_status"`
+	Pending    int                   `json:"pending"`
+	Events     int                   `json:"events"`
+	Updated    time.Time             `json:"updated"`
+}
+
+// runSessions lists the sessions of the log.
+func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sessions", "[--nats URL | --data DIR] [--json]", `
+Lists the sessions in the event log: id, agent, runs, the last run's status
+and how many items wait for a decision.`, stderr)
+	src := addSourceFlags(fs, true)
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(fs, "takes no arguments, got %q", pos)
+	}
+	if err := src.check(); err != nil {
+		return err
+	}
+	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
+		archive := projections.NewArchive()
+		if _, err := s.build(ctx, archive); err != nil {
+			return err
+		}
+		rows := []sessionRow{}
+		for _, id := range archive.Sessions() {
+			a, err := archive.Session(id)
+			if err != nil {
+				return err
+			}
+			row := sessionRow{SessionID: id, Runs: len(a.Runs), Pending: len(a.Pending), Events: a.Events, Updated: a.Updated}
+			if n := len(a.Runs); n > 0 {
+				row.Agent, row.LastStatus = a.Runs[0].Agent, a.Runs[n-1].Status
+			}
+			rows = append(rows, row)
+		}
+		if *asJSON {
+			return writeJSON(stdout, rows)
+		}
+		if len(rows) == 0 {
+			fmt.Fprintf(stdout, "no sessions in the log at %s\n", s.where)
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tAGENT\tRUNS\tLAST STATUS\tPENDING\tEVENTS\tUPDATED")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", r.SessionID, dash(r.Agent), r.Runs, dash(string(r.LastStatus)), r.Pending, r.Events, r.Updated.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	})
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the output: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

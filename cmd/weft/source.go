@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events/jetstream"
+	"github.com/weft-run/weft/projections"
+)
+
+// defaultNATSURL is where the read and decision commands look for a
+// running node (weft serve listens there by default).
+const defaultNATSURL = "nats://127.0.0.1:4222"
+
+// defaultTimeout bounds a command that talks to a node.
+const defaultTimeout = 30 * time.Second
+
+// errNoLog: --data names a directory that holds no event log.
+var errNoLog = errors.New("no event log in the data directory")
+
+// sourceFlags say where a command reads the log: a running node over NATS
+// (--nats) or a stopped node's data directory (--data).
+type sourceFlags struct {
+	natsURL   string
+	dataDir   string
+	timeout   time.Duration
+	allowData bool // the command can read a data directory
+	fs        *flag.FlagSet
+}
+
+// addSourceFlags registers --nats, --timeout and, when allowData, --data.
+func addSourceFlags(fs *flag.FlagSet, allowData bool) *sourceFlags {
+	s := &sourceFlags{allowData: allowData, fs: fs}
+	fs.StringVar(&s.natsURL, "nats", defaultNATSURL, "the running node's NATS `URL`")
+	if allowData {
+		fs.StringVar(&s.dataDir, "data", "", "read a stopped node's data `DIR` instead of a running node (starts an embedded server on it, with no listener)")
+	}
+	fs.DurationVar(&s.timeout, "timeout", defaultTimeout, "give up after this long")
+	return s
+}
+
+// check validates the flags after parsing.
+func (s *sourceFlags) check() error {
+	set := setFlags(s.fs)
+	switch {
+	case set["data"] && set["nats"]:
+		return usageError(s.fs, "--data and --nats exclude each other")
+	case set["data"] && s.dataDir == "":
+		return usageError(s.fs, "--data needs a directory")
+	case s.dataDir == "" && s.natsURL == "":
+		return usageError(s.fs, "--nats needs a URL")
+	case s.timeout <= 0:
+		return usageError(s.fs, "--timeout must be positive, got %v", s.timeout)
+	}
+	return nil
+}
+
+// logSource is an open event log: a NATS connection (to a running node, or
+// in-process to an embedded server on a data directory) and the JetStream
+// event store over it.
+type logSource struct {
+	nc     *nats.Conn
+	server *bus.Server // the embedded server of --data, nil for --nats
+	store  *jetstream.Store
+	where  string // the URL or the data directory, for messages
+}
+
+// openSource connects as the flags say. The caller closes the source.
+func openSource(ctx context.Context, f *sourceFlags) (*logSource, error) {
+	src := &logSource{}
+	if f.dataDir != "" {
+		logDir := filepath.Join(f.dataDir, "nats")
+		if _, err := os.Stat(logDir); err != nil {
+			return nil, fmt.Errorf("open %s: %w (%v)", f.dataDir, errNoLog, err)
+		}
+		srv, err := bus.StartServer(bus.ServerConfig{StoreDir: logDir})
+		if err != nil {
+			return nil, fmt.Errorf("open the event log in %s: %w", f.dataDir, err)
+		}
+		nc, err := srv.Connect()
+		if err != nil {
+			srv.Shutdown()
+			return nil, fmt.Errorf("open the event log in %s: %w", f.dataDir, err)
+		}
+		src.server, src.nc, src.where = srv, nc, f.dataDir
+	} else {
+		nc, err := connect(ctx, f.natsURL)
+		if err != nil {
+			return nil, err
+		}
+		src.nc, src.where = nc, f.natsURL
+	}
+	store, err := jetstream.New(ctx, src.nc)
+	if err != nil {
+		src.Close()
+		return nil, fmt.Errorf("open the event log at %s: %w", src.where, err)
+	}
+	src.store = store
+	return src, nil
+}
+
+// connect connects to the node at url, failing fast when nothing answers.
+func connect(ctx context.Context, url string) (*nats.Conn, error) {
+	nc, err := bus.Connect(ctx, []string{url}, bus.WithName("weft-cli"))
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w (is `weft serve` running there? a stopped node's data is read with --data DIR)", url, err)
+	}
+	return nc, nil
+}
+
+// Close closes the store, the connection and the embedded server.
+func (s *logSource) Close() {
+	if s.store != nil {
+		_ = s.store.Close()
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	if s.server != nil {
+		s.server.Shutdown()
+	}
+}
+
+// lastPosition returns the Position of the last event in the log (0 for an
+// empty log): the JetStream stream's last sequence.
+func (s *logSource) lastPosition(ctx context.Context) (uint64, error) {
+	js, err := natsjs.New(s.nc)
+	if err != nil {
+		return 0, fmt.Errorf("the log's last position: %w", err)
+	}
+	st, err := js.Stream(ctx, jetstream.DefaultStreamName)
+	if err != nil {
+		return 0, fmt.Errorf("the log's last position: %w", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("the log's last position: %w", err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// build catches projs up with the whole log.
+func (s *logSource) build(ctx context.Context, projs ...projections.Projection) (projections.Progress, error) {
+	p, err := projections.NewRunner(s.store, projs).CatchUp(ctx)
+	if err != nil {
+		return p, fmt.Errorf("read the log at %s: %w", s.where, err)
+	}
+	return p, nil
+}
+
+// withSource parses nothing: it opens the source of f under f's timeout,
+// runs fn and closes the source.
+func withSource(ctx context.Context, f *sourceFlags, fn func(ctx context.Context, src *logSource) error) error {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	src, err := openSource(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return fn(ctx, src)
+}
