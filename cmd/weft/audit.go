@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/weft-run/weft/projections"
@@ -18,6 +19,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 {
 		if sub, ok := auditSubcommands[args[0]]; ok {
 			return sub.run(ctx, args[1:], stdout, stderr)
+		}
+		if args[0] == "verify" {
+			return fmt.Errorf("%w: audit verify is not available yet: the log's events carry no hash chain to verify", errUsage)
 		}
 	}
 	fs := newFlagSet("audit", "SESSION [--nats URL | --data DIR] [--json]", `

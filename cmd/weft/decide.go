@@ -124,8 +124,9 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 		}
 	}
 	if set["args"] {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(rawArgs), &obj); err != nil || obj == nil {
+		var v any
+		err := json.Unmarshal([]byte(rawArgs), &v)
+		if _, isObject := v.(map[string]any); err != nil || !isObject {
 			return o, usageError(fs, "--args must be a JSON object: %s", jsonProblem(rawArgs, err))
 		}
 		if len(pos) > 1 {

@@ -41,12 +41,11 @@ type node struct {
 
 // startNode starts a node, registers the demo agent and recovers the runs
 // a previous process left running. The caller stops it with close.
-func startNode(ctx context.Context, cfg nodeConfig) (n *node, err error) {
-	n = &node{}
+func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
+	n := &node{}
 	defer func() {
 		if err != nil {
-			n.close()
-			n = nil
+			_ = n.close()
 		}
 	}()
 	switch {
