@@ -67,8 +67,8 @@ type Host struct {
 	runs  sync.Map   // runKey → *runEntry
 	tools *actor.PID // the tool actor
 
-	// Tool reports arrive on one subscription, replyPrefix+".*"; each
-	// scheduler has its own subject under it (replyPrefix.<n>).
+	// Tool reports arrive on one subscription, bus.ReplyFilter(replyPrefix);
+	// each scheduler has its own subject under it (bus.ReplySubject).
 	replyPrefix string
 	replySeq    atomic.Uint64
 	replies     sync.Map // reply subject → *actor.PID of its scheduler
@@ -121,7 +121,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("subscribe to tool calls: %w", err)
 	}
 	h.replyPrefix = cfg.Conn.NewInbox()
-	replySub, err := cfg.Conn.Subscribe(h.replyPrefix+".*", h.onToolReport)
+	replySub, err := cfg.Conn.Subscribe(bus.ReplyFilter(h.replyPrefix), h.onToolReport)
 	if err != nil {
 		_ = cmdSub.Unsubscribe()
 		_ = toolSub.Unsubscribe()
@@ -152,7 +152,7 @@ func (h *Host) onToolReport(m *nats.Msg) {
 
 // newReplySubject returns a fresh reply subject for scheduler pid.
 func (h *Host) newReplySubject(pid *actor.PID) string {
-	subject := h.replyPrefix + "." + strconv.FormatUint(h.replySeq.Add(1), 10)
+	subject := bus.ReplySubject(h.replyPrefix, h.replySeq.Add(1))
 	h.replies.Store(subject, pid)
 	return subject
 }

@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -18,6 +19,8 @@ import (
 //	<root>.cmd.session.*.*                      every command (AllCommands)
 //	<root>.tool.<name>                          a remote tool's queue group
 //	<root>.tool.*                               every tool (AllTools)
+//	<inbox>.<n>                                 reply subject n under a NATS inbox
+//	<inbox>.*                                   every reply under it (ReplyFilter)
 //
 // Stream names map to (category, id) reversibly (see StreamTokens): a name
 // "<category>-<id>" whose category is a lowercase word ([a-z][a-z0-9_]*)
@@ -344,6 +347,15 @@ func (s Subjects) ParseCommand(subject string) (sessionID, verb string, err erro
 // "weft.tool.*". A tool host that serves every tool of the runs it prepared
 // subscribes to it in a queue group.
 func (s Subjects) AllTools() string { return s.root + ".tool.*" }
+
+// ReplySubject returns reply subject n under inbox (a NATS inbox, such as
+// nats.Conn.NewInbox returns): "<inbox>.<n>". One subscription to
+// ReplyFilter(inbox) receives the replies to many requests.
+func ReplySubject(inbox string, n uint64) string { return inbox + "." + strconv.FormatUint(n, 10) }
+
+// ReplyFilter returns the filter matching every ReplySubject under inbox:
+// "<inbox>.*".
+func ReplyFilter(inbox string) string { return inbox + ".*" }
 
 // Tool returns the subject remote workers of a tool serve in a queue
 // group, such as "weft.tool.search".

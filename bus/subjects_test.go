@@ -163,6 +163,9 @@ func TestParseCommandRoundTrip(t *testing.T) {
 			}
 		})
 	}
+	if r := bus.ReplySubject("_INBOX.abc", 7); r != "_INBOX.abc.7" || !server.SubjectMatchesFilter(r, bus.ReplyFilter("_INBOX.abc")) {
+		t.Errorf("reply subject %q does not match %q", r, bus.ReplyFilter("_INBOX.abc"))
+	}
 	tool, err := sub.Tool("web.search")
 	if err != nil {
 		t.Fatal(err)
