@@ -33,6 +33,10 @@ type Event struct {
 	// CausationID is the ID of the event or command that caused this one.
 	CorrelationID string `json:"correlation_id,omitempty"`
 	CausationID   string `json:"causation_id,omitempty"`
+	// PrevHash is the Hash of the event before this one in its stream
+	// ("" for version 1), assigned by the store on append: the link of the
+	// stream's hash chain (see Hash and VerifyChain).
+	PrevHash string `json:"prev_hash,omitempty"`
 	// Data is the type-specific payload, JSON.
 	Data json.RawMessage `json:"data,omitempty"`
 }

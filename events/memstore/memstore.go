@@ -33,6 +33,7 @@ type Store struct {
 	mu      sync.Mutex
 	all     []events.Event      // the global log; all[i].Position == i+1
 	streams map[string][]uint64 // stream → positions of its events; index = version-1
+	hashes  map[string]string   // stream → events.Hash of its last event
 	ids     map[uuid.UUID]uint64
 	changed chan struct{} // closed and replaced on every append
 	closed  bool
@@ -59,6 +60,7 @@ func New(opts ...Option) *Store {
 	s := &Store{
 		maxData: events.DefaultMaxDataBytes,
 		streams: make(map[string][]uint64),
+		hashes:  make(map[string]string),
 		ids:     make(map[uuid.UUID]uint64),
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -96,9 +98,9 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if !expected.Matches(current) {
 		return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: current}
 	}
+	s.hashes[stream] = events.Chain(batch, current, s.hashes[stream])
 	for i := range batch {
 		ev := &batch[i]
-		ev.Version = current + uint64(i) + 1
 		ev.Position = uint64(len(s.all)) + 1
 		s.all = append(s.all, *ev)
 		positions = append(positions, ev.Position)

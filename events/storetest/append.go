@@ -94,6 +94,9 @@ func testRoundTrip(f *fixture) {
 	want[1].ID, want[1].Time, want[1].SchemaVersion = filled.ID, filled.Time, filled.SchemaVersion
 	for i := range want {
 		want[i].Stream, want[i].Version, want[i].Position = stream, uint64(i+1), got[i].Position
+		if i > 0 {
+			want[i].PrevHash = events.Hash(want[i-1])
+		}
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("ReadStream (-want +got):\n%s", diff)
@@ -371,6 +374,9 @@ func testConcurrentAppenders(f *fixture) {
 		if ev.Version != uint64(i+1) {
 			t.Errorf("stream event %d has version %d", i, ev.Version)
 		}
+	}
+	if err := events.VerifyChain(got); err != nil {
+		t.Errorf("hash chain after concurrent appends: %v", err)
 	}
 	stored := ids(got)
 	slices.SortFunc(stored, compareUUID)

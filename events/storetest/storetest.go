@@ -25,7 +25,10 @@
 // subscribe resume from checkpoint; subscribe ends on cancel; payload
 // limit; invalid stream names; valid stream names (characters special to
 // NATS subjects or escaping schemes stay distinct streams); empty append;
-// invalid event; close.
+// invalid event; close; hash chain (PrevHash of version 1 is "", each next is events.Hash of
+// the previous, across batches, expected-version kinds and idempotent
+// re-appends); hash chain of racing appenders (Any appends from several
+// goroutines).
 //
 // Beyond what the events.Store documentation states, the suite requires:
 //
@@ -96,6 +99,8 @@ func Run(t *testing.T, newStore Factory, opts Options) {
 		{"batch all or nothing", testBatchAllOrNothing},
 		{"idempotent re-append", testIdempotent},
 		{"concurrent appenders", testConcurrentAppenders},
+		{"hash chain", testHashChain},
+		{"hash chain of racing appenders", testHashChainRace},
 		{"global order", testGlobalOrder},
 		{"read stream from version", testReadStreamFrom},
 		{"read missing stream", testReadMissing},
