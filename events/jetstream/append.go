@@ -94,13 +94,14 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 			}
 			return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version}
 		}
+		last := events.Chain(batch, h.version, h.hash)
 		msgs, err := s.messages(batch, subjects, filter, h)
 		if err != nil {
 			return fail(err)
 		}
 		res, err := s.publish(ctx, msgs, h)
 		if err == nil {
-			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition})
+			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition, hash: last})
 			return res, nil
 		}
 		var apiErr *jetstream.APIError
@@ -142,13 +143,14 @@ func backoff(ctx context.Context, attempt int) {
 	}
 }
 
-// messages builds the messages of batch on top of stream head h. The first
-// carries the expected last subject sequence of the whole weft stream.
+// messages builds the messages of batch, numbered and chained by
+// events.Chain on top of stream head h. The first carries the expected last
+// subject sequence of the whole weft stream, so the server refuses the
+// batch if h (and so the chain's first link) is stale.
 func (s *Store) messages(batch []events.Event, subjects []string, filter string, h head) ([]*nats.Msg, error) {
 	msgs := make([]*nats.Msg, len(batch))
 	for i := range batch {
 		ev := &batch[i]
-		ev.Version = h.version + uint64(i) + 1
 		body, err := encodeEvent(ev)
 		if err != nil {
 			return nil, err

@@ -26,6 +26,7 @@ type wireEvent struct {
 	ToolCallID    string          `json:"tool_call_id,omitempty"`
 	CorrelationID string          `json:"correlation_id,omitempty"`
 	CausationID   string          `json:"causation_id,omitempty"`
+	PrevHash      string          `json:"prev_hash,omitempty"`
 	Data          json.RawMessage `json:"data,omitempty"`
 }
 
@@ -55,6 +56,7 @@ func encodeEvent(ev *events.Event) ([]byte, error) {
 	for _, f := range [...]struct{ key, val string }{
 		{`,"session_id":`, ev.SessionID}, {`,"run_id":`, ev.RunID}, {`,"tool_call_id":`, ev.ToolCallID},
 		{`,"correlation_id":`, ev.CorrelationID}, {`,"causation_id":`, ev.CausationID},
+		{`,"prev_hash":`, ev.PrevHash},
 	} {
 		if f.val != "" {
 			b = append(b, f.key...)
@@ -103,6 +105,7 @@ func decodeEvent(body []byte, pos uint64) (events.Event, error) {
 		ToolCallID:    w.ToolCallID,
 		CorrelationID: w.CorrelationID,
 		CausationID:   w.CausationID,
+		PrevHash:      w.PrevHash,
 		Data:          w.Data,
 	}, nil
 }

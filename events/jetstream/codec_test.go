@@ -17,7 +17,7 @@ func reflectEncode(t testing.TB, ev *events.Event) []byte {
 	t.Helper()
 	w := wireEvent{ID: ev.ID, Stream: ev.Stream, Version: ev.Version, Type: ev.Type, SchemaVersion: ev.SchemaVersion,
 		Time: ev.Time, SessionID: ev.SessionID, RunID: ev.RunID, ToolCallID: ev.ToolCallID,
-		CorrelationID: ev.CorrelationID, CausationID: ev.CausationID}
+		CorrelationID: ev.CorrelationID, CausationID: ev.CausationID, PrevHash: ev.PrevHash}
 	b, err := json.Marshal(&w)
 	if err != nil {
 		t.Fatal(err)
@@ -37,9 +37,10 @@ func TestEncodeEvent(t *testing.T) {
 		{"minimal", events.Event{ID: id, Stream: "session-1", Version: 1, Type: events.TypeRunStarted}},
 		{"every field", events.Event{ID: id, Stream: "session-1", Version: 7, Type: events.TypeToolReturned, SchemaVersion: 2,
 			Time: time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.FixedZone("x", -3600)), SessionID: "1", RunID: "r",
-			ToolCallID: "c", CorrelationID: "corr", CausationID: "cause", Data: json.RawMessage(`{"tool":"x","n":1}`)}},
+			ToolCallID: "c", CorrelationID: "corr", CausationID: "cause", PrevHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			Data: json.RawMessage(`{"tool":"x","n":1}`)}},
 		{"strings to escape", events.Event{ID: id, Stream: "session-a\"b", Version: 2, Type: events.TypeRunStarted,
-			SessionID: "<a&b>\\", RunID: "é\x01", ToolCallID: "\u2028"}},
+			SessionID: "<a&b>\\", RunID: "é\x01", ToolCallID: "\u2028", PrevHash: "<\"&>"}},
 		{"data kept verbatim", events.Event{ID: id, Stream: "s", Version: 3, Type: events.TypeRunStarted, Data: json.RawMessage(`{ "a" : "<b>" }`)}},
 	}
 	for _, tc := range tests {
@@ -71,11 +72,11 @@ func TestEncodeEvent(t *testing.T) {
 // FuzzEncodeEvent checks that encodeEvent writes what json.Marshal writes
 // for any ids, stream name and type.
 func FuzzEncodeEvent(f *testing.F) {
-	f.Add("session-1", "run.started", "s", "r", "c", uint64(1), int64(0))
-	f.Add("a\"<>&\\", "x", "é", "\u2028", "\x00\xff", uint64(1<<63), int64(1700000000123456789))
-	f.Fuzz(func(t *testing.T, stream, typ, session, run, call string, version uint64, nanos int64) {
+	f.Add("session-1", "run.started", "s", "r", "c", "", uint64(1), int64(0))
+	f.Add("a\"<>&\\", "x", "é", "\u2028", "\x00\xff", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", uint64(1<<63), int64(1700000000123456789))
+	f.Fuzz(func(t *testing.T, stream, typ, session, run, call, prev string, version uint64, nanos int64) {
 		ev := events.Event{ID: uuid.New(), Stream: stream, Version: version, Type: events.Type(typ), SessionID: session,
-			RunID: run, ToolCallID: call, Time: time.Unix(0, nanos).UTC()}
+			RunID: run, ToolCallID: call, PrevHash: prev, Time: time.Unix(0, nanos).UTC()}
 		got, err := encodeEvent(&ev)
 		if err != nil {
 			t.Fatal(err)

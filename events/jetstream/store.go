@@ -126,10 +126,12 @@ type Store struct {
 	close   context.CancelFunc
 }
 
-// head is the last known (version, stream sequence) of a weft stream.
+// head is the last known (version, stream sequence, events.Hash) of a weft
+// stream's last event.
 type head struct {
 	version uint64
 	seq     uint64
+	hash    string
 }
 
 // New returns a store on the connection nc, creating the JetStream stream
@@ -247,5 +249,5 @@ func (s *Store) fetchHead(ctx context.Context, filter string) (head, error) {
 	if err != nil {
 		return head{}, err
 	}
-	return head{version: ev.Version, seq: msg.Sequence}, nil
+	return head{version: ev.Version, seq: msg.Sequence, hash: events.Hash(ev)}, nil
 }
