@@ -151,6 +151,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		want[i].Stream, want[i].Version, want[i].Position = "session-a", uint64(i)+1, recs[i].Position.Commit+1
 	}
 	want[1].SchemaVersion, _ = events.TypeRunStarted.SchemaVersion()
+	want[1].PrevHash = events.Hash(want[0])
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ReadStream (-want +got):\n%s", diff)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 	"github.com/google/uuid"
@@ -21,25 +22,94 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if err != nil {
 		return events.AppendResult{}, err
 	}
-	appendID := uuid.NewString()
-	data := make([]esdb.EventData, len(prepared))
-	for i, ev := range prepared {
-		if data[i], err = toEventData(ev, appendID); err != nil {
+	var wr *esdb.WriteResult
+	for attempt := 0; ; attempt++ {
+		// The chain links the batch to the stream's last event, so the
+		// append is sent under the exact revision that event was read at
+		// (whatever the caller's expectation): a writer that got in
+		// between makes the server refuse it, and it is chained again.
+		current, prev, err := s.lastEvent(ctx, stream)
+		if err != nil {
+			return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("read the stream's last event: %w", err))
+		}
+		if !expected.Matches(current) {
+			return s.resolveConflict(ctx, stream, expected, prepared)
+		}
+		if expected.IsAny() && attempt == 0 {
+			// Under Any the server deduplicates a retry by id, but the
+			// append is sent under an exact revision, where it does not:
+			// look for the batch in the stream first.
+			if res, found, err := s.findStored(ctx, stream, prepared); found || err != nil {
+				return res, err
+			}
+		}
+		events.Chain(prepared, current, prev)
+		appendID := uuid.NewString()
+		data := make([]esdb.EventData, len(prepared))
+		for i, ev := range prepared {
+			if data[i], err = toEventData(ev, appendID); err != nil {
+				return events.AppendResult{}, s.wrap("append", stream, err)
+			}
+		}
+		wr, err = s.client.AppendToStream(ctx, s.dbStream(stream), esdb.AppendToStreamOptions{ExpectedRevision: toRevision(events.Exact(current))}, data...)
+		switch {
+		case err == nil:
+		case isWrongExpectedVersion(err) && expected.IsAny() && attempt < maxAnyAttempts:
+			continue // another writer got in first: chain on its events
+		case isWrongExpectedVersion(err):
+			return s.resolveConflict(ctx, stream, expected, prepared)
+		case isTooLarge(err):
+			return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("%w: refused by the server: %w", events.ErrPayloadTooLarge, err))
+		default:
 			return events.AppendResult{}, s.wrap("append", stream, err)
 		}
+		return s.appended(ctx, stream, wr, prepared, appendID)
 	}
+}
 
-	wr, err := s.client.AppendToStream(ctx, s.dbStream(stream), esdb.AppendToStreamOptions{ExpectedRevision: toRevision(expected)}, data...)
+// maxAnyAttempts bounds how often an append under events.Any is chained
+// again after losing a race to another writer.
+const maxAnyAttempts = 100
+
+// lastEvent reads the version and events.Hash of stream's last event (0, ""
+// for a stream with no events).
+func (s *Store) lastEvent(ctx context.Context, stream string) (uint64, string, error) {
+	rs, err := s.client.ReadStream(ctx, s.dbStream(stream), esdb.ReadStreamOptions{Direction: esdb.Backwards, From: esdb.End{}}, 1)
+	if isNotFound(err) {
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	defer rs.Close()
+	re, err := rs.Recv()
 	switch {
-	case err == nil:
-	case isWrongExpectedVersion(err):
-		return s.resolveConflict(ctx, stream, expected, prepared)
-	case isTooLarge(err):
-		return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("%w: refused by the server: %w", events.ErrPayloadTooLarge, err))
-	default:
-		return events.AppendResult{}, s.wrap("append", stream, err)
+	case isNotFound(err):
+		return 0, "", nil
+	case errors.Is(err, io.EOF):
+		return 0, "", nil
+	case err != nil:
+		return 0, "", err
 	}
+	ev, _, err := fromRecorded(re.OriginalEvent(), stream)
+	if err != nil {
+		return 0, "", err
+	}
+	return ev.Version, events.Hash(ev), nil
+}
 
+// findStored reads stream and looks for batch in it (see findBatch).
+func (s *Store) findStored(ctx context.Context, stream string, batch []events.Event) (events.AppendResult, bool, error) {
+	stored, err := s.ReadStream(ctx, stream, 0)
+	if err != nil && !errors.Is(err, events.ErrStreamNotFound) {
+		return events.AppendResult{}, false, s.wrap("append", stream, fmt.Errorf("read the stream: %w", err))
+	}
+	res, ok := findBatch(stored, batch)
+	return res, ok, nil
+}
+
+// appended reports the result of an append the server accepted.
+func (s *Store) appended(ctx context.Context, stream string, wr *esdb.WriteResult, prepared []events.Event, appendID string) (events.AppendResult, error) {
 	// wr.NextExpectedVersion is the revision of the batch's last event,
 	// whether this call wrote it or an earlier one did (a deduplicated
 	// retry). The append id in its metadata tells which.

@@ -26,6 +26,8 @@ type Metadata struct {
 	ToolCallID    string    `json:"tool_call_id,omitempty"`
 	CorrelationID string    `json:"correlation_id,omitempty"`
 	CausationID   string    `json:"causation_id,omitempty"`
+	// PrevHash is the envelope's link in its stream's hash chain.
+	PrevHash string `json:"prev_hash,omitempty"`
 	// AppendID identifies the Append call that wrote the event; a re-append
 	// of the same events (a retry) carries a different one, which is how
 	// Append tells a deduplicated retry from a fresh write.
@@ -42,6 +44,7 @@ func toEventData(ev events.Event, appendID string) (esdb.EventData, error) {
 		ToolCallID:    ev.ToolCallID,
 		CorrelationID: ev.CorrelationID,
 		CausationID:   ev.CausationID,
+		PrevHash:      ev.PrevHash,
 		AppendID:      appendID,
 	})
 	if err != nil {
@@ -91,6 +94,7 @@ func fromRecorded(r *esdb.RecordedEvent, stream string) (events.Event, string, e
 		ToolCallID:    m.ToolCallID,
 		CorrelationID: m.CorrelationID,
 		CausationID:   m.CausationID,
+		PrevHash:      m.PrevHash,
 	}
 	if pos := r.Position.Commit; pos != unknownPosition {
 		ev.Position = pos + 1

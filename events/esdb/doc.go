@@ -20,12 +20,20 @@
 //   - The event ID is the EventStoreDB event id, Type the event type, and
 //     Data the event data with content type application/json. The rest of
 //     the envelope (schema version, time, session, run, tool-call,
-//     correlation and causation ids) is the event's JSON metadata (see
-//     Metadata), together with the id of the append that wrote it.
+//     correlation and causation ids, prev hash) is the event's JSON
+//     metadata (see Metadata), together with the id of the append that
+//     wrote it.
 //
 // # Appends and idempotency
 //
-// A batch is one EventStoreDB append, which is atomic. EventStoreDB
+// A batch is one EventStoreDB append, which is atomic. Append first reads
+// the stream's last event and chains the batch to it (events.Chain), then
+// sends the batch under that event's exact revision, whatever the caller's
+// expectation, so the chain cannot fork: a writer that got in between makes
+// the server refuse the batch, which is chained again on the new last
+// event under events.Any and resolved as below otherwise. Because the
+// server never sees Any, an append under Any reads the whole stream first
+// to recognise a retry of a stored batch. EventStoreDB
 // deduplicates a re-append of the same event ids made with the same
 // expected revision as the original (and, best effort, under Any). Append
 // tells a duplicate from a fresh write by reading back the last event of
