@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,12 +44,44 @@ type AgentConfig struct {
 	MaxRetries *int
 	// Timeout is the per-attempt timeout of tools that set none.
 	Timeout time.Duration
+	// PrepareTimeout is the read timeout of toolsets that carry no
+	// lifecycle policy (toolsets.WithLifecycle); 0 means
+	// toolsets.DefaultReadTimeout.
+	PrepareTimeout time.Duration
+	// ModelSettings are the generation settings of every model request.
+	ModelSettings llm.Settings
+	// OutputValidators check each final text output; one that returns an
+	// error rejects it and the model is asked again with the error's text
+	// as a retry prompt (see actors.AgentSpec.OutputValidators).
+	OutputValidators []OutputValidator
+	// OnRunStart hooks run, in order, before each run starts; see
+	// RunStartHook.
+	OnRunStart []RunStartHook
+	// Capabilities are capability bundles, applied in order after the
+	// fields above; see CapabilityBundle.
+	Capabilities []CapabilityBundle
+	// WorkspaceRoot, Environment and Resources reach the toolsets in
+	// their ToolsetContext.
+	WorkspaceRoot string
+	Environment   any
+	Resources     toolsets.Resources
+	// StrictToolsetIDs makes NewAgent refuse toolsets without an explicit
+	// id (besides empty and duplicate ids, which are always refused when
+	// strict); see toolsets.ValidateIDs. Without it, ID problems are
+	// reported by Agent.ToolsetIDs and only blank or duplicate ids fail.
+	StrictToolsetIDs bool
 }
+
+// OutputValidator checks a run's final text output; an error rejects it.
+// Return toolsets.ModelRetry(msg) to give the model exactly msg.
+type OutputValidator = actors.OutputValidator
 
 // Agent is an agent registered on a runtime by name.
 type Agent struct {
-	rt   *Runtime
-	spec *actors.AgentSpec
+	rt    *Runtime
+	spec  *actors.AgentSpec
+	hooks []RunStartHook
+	ids   *toolsets.IDReport
 }
 
 // NewAgent registers an agent named name. The name is recorded in every
@@ -58,12 +91,40 @@ func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, errors.New("no model"))
 	}
-	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: cfg.Toolsets, Instructions: cfg.Instructions,
-		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout}
+	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: slices.Clone(cfg.Toolsets), Instructions: slices.Clone(cfg.Instructions),
+		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
+		PrepareTimeout: cfg.PrepareTimeout, Settings: cfg.ModelSettings, OutputValidators: slices.Clone(cfg.OutputValidators),
+		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources}
+	hooks := slices.Clone(cfg.OnRunStart)
+	for _, b := range cfg.Capabilities {
+		bh, err := b.apply(spec)
+		if err != nil {
+			return nil, fmt.Errorf("weft: agent %q: %w", name, err)
+		}
+		hooks = append(hooks, bh...)
+	}
+	ids := toolsets.ValidateIDs(cfg.StrictToolsetIDs, spec.Toolsets...)
+	if err := ids.Err(); err != nil {
+		return nil, fmt.Errorf("weft: agent %q: %w", name, err)
+	}
 	if err := rt.host.Register(spec); err != nil {
 		return nil, fmt.Errorf("weft: %w", err)
 	}
-	return &Agent{rt: rt, spec: spec}, nil
+	return &Agent{rt: rt, spec: spec, hooks: hooks, ids: ids}, nil
+}
+
+// ToolsetIDs returns the identity check of the agent's toolsets (its
+// warnings: duplicate names, and missing ids when not strict).
+func (a *Agent) ToolsetIDs() *toolsets.IDReport { return a.ids }
+
+// ToolsetIDList returns the ids of the agent's toolsets, in order: the
+// ids a session archive of the agent requires.
+func (a *Agent) ToolsetIDList() []string {
+	out := make([]string, 0, len(a.spec.Toolsets))
+	for _, ts := range a.spec.Toolsets {
+		out = append(out, ts.Info().ID)
+	}
+	return out
 }
 
 // Name returns the agent's name.
@@ -80,12 +141,12 @@ func (a *Agent) Session(id string) *Session { return &Session{agent: a, id: id} 
 // Run runs prompt in a new session and returns when the run completes,
 // fails, is cancelled or waits for decisions. A failed run returns its
 // Result and a *RunError. When ctx ends first, the run is cancelled.
-func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
-	return a.NewSession().Run(ctx, prompt)
+func (a *Agent) Run(ctx context.Context, prompt string, opts ...RunOption) (*Result, error) {
+	return a.NewSession().Run(ctx, prompt, opts...)
 }
 
 // RunStream runs prompt in a new session and yields the run's events as
 // they are recorded, until the run settles. See Session.RunStream.
-func (a *Agent) RunStream(ctx context.Context, prompt string) iter.Seq2[events.Event, error] {
-	return a.NewSession().RunStream(ctx, prompt)
+func (a *Agent) RunStream(ctx context.Context, prompt string, opts ...RunOption) iter.Seq2[events.Event, error] {
+	return a.NewSession().RunStream(ctx, prompt, opts...)
 }

@@ -28,9 +28,17 @@ func (s *Session) ID() string { return s.id }
 // Run starts a run of prompt and waits until it settles (completed,
 // failed, cancelled or waiting). When ctx ends first, the run is cancelled
 // and Run returns ctx's error.
-func (s *Session) Run(ctx context.Context, prompt string) (*Result, error) {
+//
+// Options attach toolsets and metadata to this run only (WithToolsets,
+// WithMetadata). The agent's run-start hooks run first, on the caller's
+// goroutine; a hook's error is returned and no run starts.
+func (s *Session) Run(ctx context.Context, prompt string, opts ...RunOption) (*Result, error) {
 	runID := uuid.Must(uuid.NewV7()).String()
-	return s.command(ctx, runID, actors.VerbStart, actors.StartCommand{RunID: runID, Agent: s.agent.spec.Name, Prompt: prompt})
+	cmd, err := s.startCommand(ctx, runID, prompt, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.command(ctx, runID, actors.VerbStart, cmd)
 }
 
 // Resume decides every pending item of the session's waiting run and
@@ -119,7 +127,7 @@ func (s *Session) command(ctx context.Context, runID, verb string, body any) (*R
 // recorded (from the session's NATS event subjects), ending after the event
 // that settles the run (run.completed, run.failed, run.cancelled or
 // run.waiting). Breaking out of the loop stops watching; the run goes on.
-func (s *Session) RunStream(ctx context.Context, prompt string) iter.Seq2[events.Event, error] {
+func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOption) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		rt := s.agent.rt
 		filter, err := rt.subj.StreamEvents(events.SessionStream(s.id))
@@ -139,7 +147,12 @@ func (s *Session) RunStream(ctx context.Context, prompt string) iter.Seq2[events
 			return
 		}
 		runID := uuid.Must(uuid.NewV7()).String()
-		if _, err := rt.host.Command(ctx, s.id, actors.VerbStart, actors.StartCommand{RunID: runID, Agent: s.agent.spec.Name, Prompt: prompt}); err != nil {
+		cmd, err := s.startCommand(ctx, runID, prompt, opts)
+		if err != nil {
+			yield(events.Event{}, err)
+			return
+		}
+		if _, err := rt.host.Command(ctx, s.id, actors.VerbStart, cmd); err != nil {
 			yield(events.Event{}, fmt.Errorf("weft: %w", err))
 			return
 		}

@@ -92,5 +92,6 @@ const (
 	FailModel           = "model_error"
 	FailInvalidResponse = "invalid_response"
 	FailToolset         = "toolset_error"
+	FailOutputRetryLimit = "output_retry_limit_exceeded"
 	FailInternal        = "internal"
 )

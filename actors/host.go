@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/nats-io/nats.go"
@@ -65,6 +67,10 @@ type Host struct {
 	closed   bool
 
 	runs  sync.Map   // runKey → *runEntry
+	// runToolsets are toolsets attached to one run (run id →
+	// []toolsets.Toolset), runLCs their drivers (run id →
+	// []*toolsets.Lifecycle).
+	runToolsets, runLCs sync.Map
 	tools *actor.PID // the tool actor
 
 	// Tool reports arrive on one subscription, bus.ReplyFilter(replyPrefix);
@@ -80,6 +86,7 @@ type Host struct {
 type runEntry struct {
 	mu     sync.RWMutex
 	reg    *toolsets.Registry
+	meta   map[string]any  // the run's metadata, read-only
 	ctx    context.Context // the run's lifetime, owned by the session actor
 	cancel context.CancelCauseFunc
 }
@@ -179,8 +186,49 @@ func (h *Host) Register(spec *AgentSpec) error {
 	if _, dup := h.agents[spec.Name]; dup {
 		return fmt.Errorf("agent %q is already registered", spec.Name)
 	}
+	spec.lifecycles = make([]*toolsets.Lifecycle, len(spec.Toolsets))
+	for i, ts := range spec.Toolsets {
+		spec.lifecycles[i] = newLifecycle(ts, spec.PrepareTimeout)
+	}
 	h.agents[spec.Name] = spec
 	return nil
+}
+
+// AttachRunToolsets attaches toolsets to run runID only, besides its
+// agent's: call it before the start command (they are Go values, kept in
+// this process's memory; a run recovered by another process, or after a
+// restart, runs without them). They are driven like the agent's, each by
+// its own Lifecycle, and forgotten when the run ends.
+func (h *Host) AttachRunToolsets(runID string, tss ...toolsets.Toolset) {
+	if len(tss) == 0 {
+		return
+	}
+	h.runToolsets.Store(runID, slices.Clone(tss))
+}
+
+// runLifecycles returns the drivers of run runID's own toolsets, building
+// them on first use.
+func (h *Host) runLifecycles(runID string, prepareTimeout time.Duration) []*toolsets.Lifecycle {
+	if v, ok := h.runLCs.Load(runID); ok {
+		return v.([]*toolsets.Lifecycle)
+	}
+	v, ok := h.runToolsets.Load(runID)
+	if !ok {
+		return nil
+	}
+	tss := v.([]toolsets.Toolset)
+	lcs := make([]*toolsets.Lifecycle, len(tss))
+	for i, ts := range tss {
+		lcs[i] = newLifecycle(ts, prepareTimeout)
+	}
+	got, _ := h.runLCs.LoadOrStore(runID, lcs)
+	return got.([]*toolsets.Lifecycle)
+}
+
+// forgetRun drops run runID's own toolsets once they have exited.
+func (h *Host) forgetRun(runID string) {
+	h.runToolsets.Delete(runID)
+	h.runLCs.Delete(runID)
 }
 
 // Agent returns the registered agent named name.
@@ -424,6 +472,24 @@ func (h *Host) Close() error {
 		return true
 	})
 	h.system.Shutdown()
+	// Wait for lifecycle steps abandoned after their timeouts.
+	h.mu.Lock()
+	specs := make([]*AgentSpec, 0, len(h.agents))
+	for _, sp := range h.agents {
+		specs = append(specs, sp)
+	}
+	h.mu.Unlock()
+	for _, sp := range specs {
+		for _, lc := range sp.lifecycles {
+			lc.Wait()
+		}
+	}
+	h.runLCs.Range(func(_, v any) bool {
+		for _, lc := range v.([]*toolsets.Lifecycle) {
+			lc.Wait()
+		}
+		return true
+	})
 	return nil
 }
 

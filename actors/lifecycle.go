@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -27,8 +28,10 @@ type Prepared struct {
 	ToolsetOf map[string]toolsets.ToolsetInfo
 	// ToolsetTools maps each prepared toolset's name to its tool names.
 	ToolsetTools map[string][]string
-	// Failed maps a toolset that failed to prepare to its error.
+	// Failed maps a toolset that is unavailable for the step to why.
 	Failed map[string]string
+	// Instr counts each prepared toolset's instructions.
+	Instr map[string]int
 	// Order lists the toolset names in the agent's order.
 	Order []string
 }
@@ -39,24 +42,41 @@ func (p *Prepared) HasTools() bool { return p != nil && len(p.Registry.Names()) 
 // prepareRequest asks the lifecycle actor to prepare a run's toolsets.
 type prepareRequest struct {
 	spec *AgentSpec
+	lcs  []*toolsets.Lifecycle
 	tc   toolsets.ToolsetContext
 }
 
-// preparedReply is the lifecycle actor's answer.
+// preparedReply is the lifecycle actor's answer: the inventory, the
+// lifecycle reports of the step (one per toolset), and the error that fails
+// the run (with the reports that explain it).
 type preparedReply struct {
-	runID string
-	prep  *Prepared
-	err   error
+	runID   string
+	prep    *Prepared
+	reports []toolsets.LifecycleReport
+	err     error
 }
 
-// lifecycleActor prepares the toolsets of a session's runs. Each request is
-// served by a goroutine it owns, which reports back with a preparedReply to
-// the requester; the actor itself never blocks.
-//
-// Issue 5's lifecycle policies (enter / refresh / exit hooks of dynamic
-// toolsets) belong here: prepareRun is the one place where toolsets are
-// prepared, and the session actor turns the differences between two
-// preparations into toolset.* events.
+// exitRequest asks the lifecycle actor to exit a run's toolsets.
+type exitRequest struct {
+	lcs     []*toolsets.Lifecycle
+	tc      toolsets.ToolsetContext
+	outcome Outcome
+}
+
+// exitedReply carries the closed (or failed) reports of an exit, and the
+// outcome to notify once they are recorded.
+type exitedReply struct {
+	runID   string
+	reports []toolsets.LifecycleReport
+	outcome Outcome
+}
+
+// lifecycleActor prepares and exits the toolsets of a session's runs
+// through their toolsets.Lifecycle drivers (enter before the first
+// preparation, refresh on later ones, exit after the run, each under the
+// toolset's LifecyclePolicy). Each request is served by a goroutine it
+// owns, which reports back to the requester; the actor itself never
+// blocks.
 type lifecycleActor struct {
 	h  *Host
 	wg sync.WaitGroup
@@ -70,12 +90,43 @@ func (a *lifecycleActor) Receive(c actor.Context) {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			prep, err := a.h.prepareRun(context.Background(), m.spec, &m.tc)
-			a.h.system.Root.Send(sender, &preparedReply{runID: m.tc.RunID, prep: prep, err: err})
+			prep, reps, err := a.h.prepareRun(context.Background(), m.spec, m.lcs, &m.tc)
+			a.h.system.Root.Send(sender, &preparedReply{runID: m.tc.RunID, prep: prep, reports: reps, err: err})
+		}()
+	case *exitRequest:
+		sender := c.Sender()
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			reps := exitRun(m.lcs, &m.tc)
+			a.h.system.Root.Send(sender, &exitedReply{runID: m.tc.RunID, reports: reps, outcome: m.outcome})
 		}()
 	case *actor.Stopping:
 		a.wg.Wait()
 	}
+}
+
+// exitRun exits every toolset of a run (each under its policy's exit
+// timeout) and returns their reports, in order.
+func exitRun(lcs []*toolsets.Lifecycle, tc *toolsets.ToolsetContext) []toolsets.LifecycleReport {
+	out := make([]toolsets.LifecycleReport, 0, len(lcs))
+	for _, lc := range lcs {
+		rep, _ := lc.Exit(context.Background(), tc) // a failed exit is its report
+		out = append(out, rep)
+	}
+	return out
+}
+
+// newLifecycle returns the driver of ts: under ts's own lifecycle policy,
+// or else the default policy with the agent's PrepareTimeout as the read
+// timeout.
+func newLifecycle(ts toolsets.Toolset, prepareTimeout time.Duration) *toolsets.Lifecycle {
+	if _, has := toolsets.PolicyOf(ts); !has && prepareTimeout > 0 {
+		if w, err := toolsets.WithLifecycle(ts, toolsets.LifecyclePolicy{ReadTimeout: prepareTimeout}); err == nil {
+			return toolsets.NewLifecycle(w)
+		}
+	}
+	return toolsets.NewLifecycle(ts)
 }
 
 // regCache remembers the last inventory built for an agent, so that a
@@ -89,37 +140,39 @@ type regCache struct {
 
 var regCaches sync.Map // *AgentSpec → *regCache
 
-// prepareRun prepares every toolset of spec for tc (each under the agent's
-// prepare timeout), and builds the step's registry.
-func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, tc *toolsets.ToolsetContext) (*Prepared, error) {
-	timeout := spec.PrepareTimeout
-	if timeout <= 0 {
-		timeout = DefaultPrepareTimeout
-	}
+// prepareRun prepares every toolset of the run through its Lifecycle
+// (lcs, in the agent's order, then the run's own toolsets) and builds the
+// step's registry. It returns the step's lifecycle reports; an error fails
+// the run (a failed or timed-out step, an unavailable toolset under
+// FailWhenUnavailable, tools with the same name in two toolsets).
+func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.Lifecycle, tc *toolsets.ToolsetContext) (*Prepared, []toolsets.LifecycleReport, error) {
 	type prepared struct {
 		info toolsets.ToolsetInfo
 		prep toolsets.Preparation
-		err  error
+		rep  toolsets.LifecycleReport
 	}
-	results := make([]prepared, len(spec.Toolsets))
+	results := make([]prepared, len(lcs))
+	reports := make([]toolsets.LifecycleReport, 0, len(lcs))
 	keys := make([]any, 0, len(spec.Tools)+8)
 	for _, t := range spec.Tools {
 		keys = append(keys, t)
 	}
-	for i, ts := range spec.Toolsets {
-		info := ts.Info()
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		p, err := ts.Prepare(pctx, tc)
-		cancel()
-		results[i] = prepared{info: info, prep: p, err: err}
-		keys = append(keys, "toolset:"+info.Name)
-		if err == nil {
-			for _, t := range p.Tools {
-				keys = append(keys, t)
-			}
-			for _, in := range p.Instructions {
-				keys = append(keys, in)
-			}
+	for i, lc := range lcs {
+		info := lc.Toolset().Info()
+		p, rep, err := lc.Prepare(ctx, tc)
+		if rep.State != "" {
+			reports = append(reports, rep)
+		}
+		if err != nil {
+			return nil, reports, err
+		}
+		results[i] = prepared{info: info, prep: p, rep: rep}
+		keys = append(keys, "toolset:"+info.Name, string(rep.State))
+		for _, t := range p.Tools {
+			keys = append(keys, t)
+		}
+		for _, in := range p.Instructions {
+			keys = append(keys, in)
 		}
 	}
 	cv, _ := regCaches.LoadOrStore(spec, &regCache{})
@@ -127,7 +180,7 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, tc *toolsets.Too
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
 	if cache.prep != nil && sameKeys(cache.keys, keys) {
-		return cache.prep, nil
+		return cache.prep, reports, nil
 	}
 	var opts []toolsets.RegistryOption
 	if spec.MaxRetries != nil {
@@ -137,20 +190,20 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, tc *toolsets.Too
 		opts = append(opts, toolsets.WithDefaultTimeout(spec.Timeout))
 	}
 	reg := toolsets.NewRegistry(opts...)
-	out := &Prepared{Registry: reg, ToolsetOf: map[string]toolsets.ToolsetInfo{}, ToolsetTools: map[string][]string{}, Failed: map[string]string{}}
+	out := &Prepared{Registry: reg, ToolsetOf: map[string]toolsets.ToolsetInfo{}, ToolsetTools: map[string][]string{}, Failed: map[string]string{}, Instr: map[string]int{}}
 	loose := make([]toolsets.Tool, len(spec.Tools))
 	for i, t := range spec.Tools {
 		loose[i] = observed{t}
 	}
 	if err := reg.Register(loose...); err != nil {
-		return nil, fmt.Errorf("register tools: %w", err)
+		return nil, reports, fmt.Errorf("register tools: %w", err)
 	}
 	for _, r := range results {
 		out.Order = append(out.Order, r.info.Name)
-		if r.err != nil {
-			out.Failed[r.info.Name] = r.err.Error()
-			continue
+		if r.rep.State == toolsets.StateUnavailable {
+			out.Failed[r.info.Name] = r.rep.Message
 		}
+		out.Instr[r.info.Name] = len(r.prep.Instructions)
 		wrapped := make([]toolsets.Tool, len(r.prep.Tools))
 		names := make([]string, len(r.prep.Tools))
 		for i, t := range r.prep.Tools {
@@ -159,7 +212,7 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, tc *toolsets.Too
 			out.ToolsetOf[names[i]] = r.info
 		}
 		if err := reg.AddToolset(ctx, staticPrepared{info: r.info, prep: toolsets.Preparation{Tools: wrapped, Instructions: r.prep.Instructions}}); err != nil {
-			return nil, fmt.Errorf("toolset %q: %w", r.info.Name, err)
+			return nil, reports, fmt.Errorf("toolset %q: %w", r.info.Name, err)
 		}
 		out.ToolsetTools[r.info.Name] = names
 	}
@@ -182,7 +235,7 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, tc *toolsets.Too
 	}
 	out.Instructions = b.String()
 	cache.keys, cache.prep = keys, out
-	return out, nil
+	return out, reports, nil
 }
 
 // staticPrepared hands an already prepared inventory to Registry.AddToolset.
@@ -217,44 +270,76 @@ func sameKeys(a, b []any) bool {
 	return true
 }
 
-// toolsetReports returns the toolset.* events of a preparation: initialized
-// for every toolset on a run's first preparation (prev nil), refreshed when a
-// toolset's tools changed since prev, failed for a toolset that could not be
-// prepared.
-func toolsetReports(session, run string, prev, cur *Prepared) []record {
+// toolsetReports returns the toolset.* events of a step's lifecycle
+// reports. initialized, unavailable, failed and closed reports are always
+// recorded; a refreshed one when the toolset's tools or instructions
+// changed since prev, or when prev is nil (the first preparation after a
+// resume).
+func toolsetReports(session, run string, prev, cur *Prepared, reps []toolsets.LifecycleReport) []record {
 	var out []record
-	for _, name := range cur.Order {
-		if msg, failed := cur.Failed[name]; failed {
-			if prev == nil || prev.Failed[name] != msg {
-				out = append(out, newRecord(events.TypeToolsetFailed, session, run, "", events.ToolsetFailed{Toolset: name, Error: events.ErrorInfo{Kind: "prepare", Message: msg}}))
+	for _, rep := range reps {
+		var tools []string
+		if cur != nil {
+			tools = cur.ToolsetTools[rep.Name]
+		}
+		switch rep.State {
+		case toolsets.StateRefreshed:
+			var old []string
+			had := false
+			if prev != nil {
+				old, had = prev.ToolsetTools[rep.Name]
 			}
-			continue
-		}
-		tools := cur.ToolsetTools[name]
-		if prev == nil {
-			out = append(out, newRecord(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: name, Tools: tools}))
-			continue
-		}
-		old, had := prev.ToolsetTools[name]
-		if !had {
-			out = append(out, newRecord(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: name, Tools: tools}))
-			continue
-		}
-		if slices.Equal(old, tools) {
-			continue
-		}
-		var added, removed []string
-		for _, t := range tools {
-			if !slices.Contains(old, t) {
-				added = append(added, t)
+			if had && slices.Equal(old, tools) && prev.Instr[rep.Name] == rep.InstructionCount {
+				continue
 			}
-		}
-		for _, t := range old {
-			if !slices.Contains(tools, t) {
-				removed = append(removed, t)
+			var added, removed []string
+			if had {
+				for _, t := range tools {
+					if !slices.Contains(old, t) {
+						added = append(added, t)
+					}
+				}
+				for _, t := range old {
+					if !slices.Contains(tools, t) {
+						removed = append(removed, t)
+					}
+				}
 			}
+			out = append(out, reportRecord(session, run, rep, tools, added, removed))
+		case toolsets.StateUnavailable:
+			if prev != nil && prev.Failed[rep.Name] == rep.Message {
+				continue
+			}
+			out = append(out, reportRecord(session, run, rep, nil, nil, nil))
+		default:
+			out = append(out, reportRecord(session, run, rep, tools, nil, nil))
 		}
-		out = append(out, newRecord(events.TypeToolsetRefreshed, session, run, "", events.ToolsetRefreshed{Toolset: name, Tools: tools, Added: added, Removed: removed}))
 	}
 	return out
+}
+
+// reportRecord is the toolset.{state} event of a lifecycle report.
+func reportRecord(session, run string, rep toolsets.LifecycleReport, tools, added, removed []string) record {
+	id, st, tc, ic, msg := rep.ID, string(rep.State), rep.ToolCount, rep.InstructionCount, rep.Message
+	switch rep.State {
+	case toolsets.StateInitialized:
+		return newRecord(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: rep.Name, Tools: tools,
+			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg})
+	case toolsets.StateRefreshed:
+		return newRecord(events.TypeToolsetRefreshed, session, run, "", events.ToolsetRefreshed{Toolset: rep.Name, Tools: tools, Added: added, Removed: removed,
+			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg})
+	case toolsets.StateUnavailable:
+		return newRecord(events.TypeToolsetUnavailable, session, run, "", events.ToolsetUnavailable{Toolset: rep.Name, Error: events.ErrorInfo{Kind: "unavailable", Message: msg},
+			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg})
+	case toolsets.StateClosed:
+		return newRecord(events.TypeToolsetClosed, session, run, "", events.ToolsetClosed{Toolset: rep.Name, Reason: msg,
+			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg})
+	default:
+		kind := "lifecycle"
+		if strings.Contains(msg, "timed out") {
+			kind = "timeout"
+		}
+		return newRecord(events.TypeToolsetFailed, session, run, "", events.ToolsetFailed{Toolset: rep.Name, Error: events.ErrorInfo{Kind: kind, Message: msg},
+			ID: id, State: string(toolsets.StateFailed), ToolCount: tc, InstructionCount: ic, Message: msg})
+	}
 }

@@ -23,6 +23,10 @@ type StartCommand struct {
 	RunID  string `json:"run_id"`
 	Agent  string `json:"agent"`
 	Prompt string `json:"prompt"`
+	// Metadata is the run's metadata (a JSON object; optional), recorded
+	// in run.started and shown to tools (ToolContext.Metadata) and
+	// toolsets (ToolsetContext.Metadata).
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // ResumeCommand is the body of a resume command: one decision for every

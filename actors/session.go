@@ -38,6 +38,9 @@ type modelReply struct {
 	step  int
 	resp  *llm.Response
 	err   error
+	// rejected is why an output validator rejected the response's final
+	// text, "" when none did.
+	rejected string
 }
 
 // sessionActor owns one session. Its state is only the fold of the
@@ -78,6 +81,12 @@ type runMem struct {
 	modelBusy bool
 	scheduler *actor.PID
 	inFlight  map[string]bool
+	// lcs drive the run's toolsets (the agent's, then the run's own);
+	// prepared says whether any was prepared for the run in this process
+	// (so that it is exited when the run ends).
+	lcs      []*toolsets.Lifecycle
+	prepared bool
+	meta     map[string]any
 }
 
 func newSessionActor(h *Host, id string) *sessionActor {
@@ -87,7 +96,7 @@ func newSessionActor(h *Host, id string) *sessionActor {
 // Receive implements actor.Actor.
 func (a *sessionActor) Receive(c actor.Context) {
 	switch c.Message().(type) {
-	case *command, *advance, *preparedReply, *modelReply, *batchFinished:
+	case *command, *advance, *preparedReply, *modelReply, *batchFinished, *exitedReply:
 		a.flush(c)
 	}
 	switch m := c.Message().(type) {
@@ -106,6 +115,8 @@ func (a *sessionActor) Receive(c actor.Context) {
 		a.advance(c)
 	case *preparedReply:
 		a.onPrepared(c, m)
+	case *exitedReply:
+		a.onExited(m)
 	case *modelReply:
 		a.onModel(c, m)
 	case *toolMsg:
@@ -180,7 +191,18 @@ func (a *sessionActor) append(recs ...record) error {
 		r := a.st.Runs[b.id]
 		if r != nil && r.Status != b.st && r.Status.Settled() {
 			if o, ok := a.st.Outcome(b.id); ok {
-				a.h.notify(o)
+				if m := a.run; r.Status.Ended() && m != nil && m.id == b.id && m.prepared {
+					// Exit the run's toolsets first; the outcome is
+					// notified once their reports are recorded.
+					m.prepared = false
+					tc := a.toolsetContext(m, r.Step)
+					a.h.system.Root.RequestWithCustomSender(a.life, &exitRequest{lcs: m.lcs, tc: tc, outcome: o}, a.self)
+				} else {
+					if r.Status.Ended() {
+						a.h.forgetRun(b.id)
+					}
+					a.h.notify(o)
+				}
 			}
 		}
 	}
@@ -234,9 +256,32 @@ func (a *sessionActor) mem(r *RunState) (*runMem, error) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, r.Agent)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	m := &runMem{id: r.ID, spec: spec, entry: &runEntry{ctx: ctx, cancel: cancel}, inFlight: map[string]bool{}, prepStep: -1}
+	m := &runMem{id: r.ID, spec: spec, entry: &runEntry{ctx: ctx, cancel: cancel, meta: r.Metadata}, inFlight: map[string]bool{}, prepStep: -1, meta: r.Metadata}
+	m.lcs = append(slices.Clip(spec.lifecycles), a.h.runLifecycles(r.ID, spec.PrepareTimeout)...)
+	a.restoreSearch(m)
 	a.run = m
 	return m, nil
+}
+
+// toolsetContext is the read-only view of run m's step the toolsets are
+// prepared (and exited) with.
+func (a *sessionActor) toolsetContext(m *runMem, step int) toolsets.ToolsetContext {
+	return toolsets.ToolsetContext{AgentID: m.spec.Name, RunID: m.id, SessionID: a.id, ConversationID: a.id, RunStep: step,
+		Metadata: m.meta, WorkspaceRoot: m.spec.WorkspaceRoot, Environment: m.spec.Environment, Resources: m.spec.Resources}
+}
+
+// onExited records the closed reports of a run's toolsets, then tells the
+// run's watchers how it ended.
+func (a *sessionActor) onExited(m *exitedReply) {
+	var recs []record
+	for _, rep := range m.reports {
+		recs = append(recs, reportRecord(a.id, m.runID, rep, nil, nil, nil))
+	}
+	_ = a.appendSteps(recs...)
+	a.h.forgetRun(m.runID)
+	o := m.outcome
+	o.Version = a.st.Version
+	a.h.notify(o)
 }
 
 // fail appends a run.failed event for run r.
@@ -289,12 +334,14 @@ func (a *sessionActor) advance(c actor.Context) {
 		} else if !m.modelBusy {
 			a.callModel(m, r)
 		}
+	case r.OutputRejections > outputBudget(m.spec):
+		a.fail(r, FailOutputRetryLimit, fmt.Sprintf("the run's output was rejected %d times; the budget is %d", r.OutputRejections, outputBudget(m.spec)))
 	case r.NeedModel:
 		if lim := m.spec.Limits.Requests; lim > 0 && r.Step >= lim {
 			a.fail(r, FailUsageLimit, fmt.Sprintf("the run reached its limit of %d model requests", lim))
 			return
 		}
-		if m.prep != nil && m.prepStep != r.Step && len(m.spec.Toolsets) == 0 {
+		if m.prep != nil && m.prepStep != r.Step && len(m.lcs) == 0 {
 			// Loose tools only: every preparation gives the same
 			// inventory, and no toolset has anything to report.
 			m.prepStep = r.Step
@@ -339,18 +386,19 @@ func (a *sessionActor) prepare(c actor.Context, m *runMem, step int) {
 	if m.preparing {
 		return
 	}
-	tc := toolsets.ToolsetContext{RunID: m.id, SessionID: a.id, ConversationID: a.id, RunStep: step}
+	tc := a.toolsetContext(m, step)
 	m.prepStep = step
-	if len(m.spec.Toolsets) == 0 {
+	if len(m.lcs) == 0 {
 		// Loose tools only: no toolset's Prepare can block, so the
 		// inventory is built here rather than by the lifecycle actor.
-		prep, err := a.h.prepareRun(context.Background(), m.spec, &tc)
+		prep, reps, err := a.h.prepareRun(context.Background(), m.spec, nil, &tc)
 		m.preparing = true
-		a.onPrepared(c, &preparedReply{runID: m.id, prep: prep, err: err})
+		a.onPrepared(c, &preparedReply{runID: m.id, prep: prep, reports: reps, err: err})
 		return
 	}
 	m.preparing = true
-	c.Request(a.life, &prepareRequest{spec: m.spec, tc: tc})
+	m.prepared = true
+	c.Request(a.life, &prepareRequest{spec: m.spec, lcs: m.lcs, tc: tc})
 }
 
 func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
@@ -361,10 +409,13 @@ func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
 	m.preparing = false
 	r := a.st.Run(m.id)
 	if p.err != nil {
-		a.fail(r, FailToolset, p.err.Error())
+		u := r.Usage
+		recs := toolsetReports(a.id, m.id, m.last, nil, p.reports)
+		recs = append(recs, newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: FailToolset, Message: p.err.Error()}, Usage: &u}))
+		_ = a.append(recs...)
 		return
 	}
-	reports := toolsetReports(a.id, m.id, m.last, p.prep)
+	reports := append(toolsetReports(a.id, m.id, m.last, p.prep, p.reports), a.searchInitialized(m)...)
 	m.prep, m.last = p.prep, p.prep
 	m.entry.mu.Lock()
 	m.entry.reg = p.prep.Registry
@@ -410,11 +461,15 @@ func modelName(model llm.Model) string { return fmt.Sprintf("%T", model) }
 func (a *sessionActor) callModel(m *runMem, r *RunState) {
 	m.modelBusy = true
 	req := &llm.Request{Instructions: m.prep.Instructions, Messages: a.st.Conversation(r), Tools: m.prep.Tools,
-		Run: llm.RunInfo{SessionID: a.id, RunID: r.ID, Step: r.Step}}
-	step, self, ctx, model := r.Step, a.self, m.entry.ctx, m.spec.Model
+		Settings: m.spec.Settings, Run: llm.RunInfo{SessionID: a.id, RunID: r.ID, Step: r.Step}}
+	step, self, ctx, model, validators := r.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators
 	go func() {
 		resp, err := model.Request(ctx, req)
-		a.h.system.Root.Send(self, &modelReply{runID: r.ID, step: step, resp: resp, err: err})
+		var rejected string
+		if err == nil && resp != nil && len(resp.ToolCalls) == 0 {
+			rejected = validateOutput(ctx, validators, resp.Text)
+		}
+		a.h.system.Root.Send(self, &modelReply{runID: r.ID, step: step, resp: resp, err: err, rejected: rejected})
 	}()
 }
 
@@ -451,7 +506,8 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 	ru := resp.Usage
 	respRec := newRecord(events.TypeModelResponse, a.id, r.ID, "", events.ModelResponse{
 		Model: resp.Model, Message: msg, FinishReason: string(resp.FinishReason), ToolCallIDs: ids,
-		Usage: &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens}})
+		Usage:          &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens},
+		OutputRejected: mr.rejected})
 	respRec.extra = message
 	evs := []record{respRec}
 	failWith := func(kind, text string) {
@@ -465,6 +521,14 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 		lim.OutputTokens > 0 && usage.OutputTokens > lim.OutputTokens,
 		lim.TotalTokens > 0 && usage.InputTokens+usage.OutputTokens > lim.TotalTokens:
 		failWith(FailUsageLimit, "the run exceeded its token limit")
+		return
+	case len(resp.ToolCalls) == 0 && mr.rejected != "":
+		// The output was rejected: the model gets a retry prompt.
+		evs = append(evs, newRecord(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}))
+		if err := a.appendSteps(evs...); err != nil {
+			return
+		}
+		a.advance(c)
 		return
 	case len(resp.ToolCalls) == 0:
 		out, _ := json.Marshal(resp.Text)
@@ -651,6 +715,10 @@ func (a *sessionActor) onTool(c actor.Context, tm *toolMsg) {
 		}
 		ev = newRecord(events.TypeToolRetried, a.id, r.ID, cs.ID, events.ToolRetried{Tool: cs.Tool, Attempt: rep.Attempt, Error: info})
 	case ReportProgress:
+		if rec, ok := searchRecord(a.id, r.ID, cs.ID, rep.Progress); ok {
+			ev = rec
+			break
+		}
 		p := events.ToolProgress{Tool: cs.Tool, Attempt: rep.Attempt}
 		if rep.Progress != nil {
 			p.Name, p.Data = rep.Progress.Name, rep.Progress.Data
@@ -759,7 +827,15 @@ func (a *sessionActor) start(b StartCommand) (string, error) {
 		return "", commandError(VerbStart, a.id, ErrSessionBusy, "run %q is %s", a.st.Active, a.st.ActiveRun().Status)
 	}
 	input, _ := json.Marshal(b.Prompt)
-	rec := newRecord(events.TypeRunStarted, a.id, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input})
+	var meta json.RawMessage
+	if len(b.Metadata) > 0 {
+		mb, err := json.Marshal(b.Metadata)
+		if err != nil {
+			return "", commandError(VerbStart, a.id, ErrBadCommand, "metadata: %v", err)
+		}
+		meta = mb
+	}
+	rec := newRecord(events.TypeRunStarted, a.id, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input, Metadata: meta})
 	rec.extra = b.Prompt
 	return b.RunID, a.append(rec)
 }

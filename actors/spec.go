@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"time"
 
 	"github.com/weft-run/weft/llm"
@@ -32,9 +33,37 @@ type AgentSpec struct {
 	MaxRetries *int
 	// Timeout is the default per-attempt timeout of tools that set none.
 	Timeout time.Duration
-	// PrepareTimeout bounds one toolset's Prepare (default 30s).
+	// PrepareTimeout bounds one toolset's Prepare and Refresh when the
+	// toolset carries no lifecycle policy of its own
+	// (toolsets.WithLifecycle); default toolsets.DefaultReadTimeout.
 	PrepareTimeout time.Duration
+	// WorkspaceRoot, Environment and Resources are passed to the
+	// toolsets in their ToolsetContext.
+	WorkspaceRoot string
+	Environment   any
+	Resources     toolsets.Resources
+	// Settings are the generation settings of every model request.
+	Settings llm.Settings
+	// OutputValidators check a final text output, in order. The first
+	// that returns an error rejects it: the model gets a retry prompt with
+	// the error's text (a toolsets.ModelRetry error's message as is). A
+	// run whose outputs are rejected more than OutputRetries times fails
+	// with output_retry_limit_exceeded.
+	OutputValidators []OutputValidator
+	// OutputRetries bounds the rejected outputs of a run (0: 2).
+	OutputRetries int
+
+	// lifecycles drive Toolsets, one per toolset, built by Register.
+	lifecycles []*toolsets.Lifecycle
 }
+
+// OutputValidator checks a run's final text output; an error rejects it.
+// It runs on the goroutine that called the model, never in an actor.
+type OutputValidator func(ctx context.Context, output string) error
+
+// defaultOutputRetries is the rejected-output budget of a run when the
+// agent sets none.
+const defaultOutputRetries = 2
 
 // Limits bound the usage of one run. Zero means no limit.
 type Limits struct {

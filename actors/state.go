@@ -55,6 +55,12 @@ type SessionState struct {
 	// History is the conversation of the session's ended runs, carried
 	// into the next run's model requests.
 	History []llm.Message
+	// Search is what each tool-search or tool-proxy toolset (by name) has
+	// loaded for the session (tool_search.loaded events);
+	// SearchInitialized the ones whose tool_search.initialized is
+	// recorded. See LoadedSearchState.
+	Search            map[string]*toolsets.SearchState
+	SearchInitialized map[string]bool
 }
 
 // RunState is the state of one run.
@@ -62,7 +68,9 @@ type RunState struct {
 	ID     string
 	Agent  string
 	Prompt string
-	Status RunStatus
+	// Metadata is the run's metadata from run.started (nil: none).
+	Metadata map[string]any
+	Status   RunStatus
 	// Step counts the model requests made.
 	Step int
 	// Messages is the run's conversation: the prompt, the model's
@@ -90,6 +98,9 @@ type RunState struct {
 	Retries map[string]int
 	// RetryExceeded names a tool whose model-retry budget is spent.
 	RetryExceeded string
+	// OutputRejections counts the final outputs an output validator
+	// rejected in this run.
+	OutputRejections int
 	Usage         events.Usage
 	Error         *events.ErrorInfo
 	CancelReason  string
@@ -274,6 +285,11 @@ func (s *SessionState) apply(rec record) error {
 		}
 		r := &RunState{ID: ev.RunID, Agent: d.Agent, Prompt: prompt, Status: StatusRunning, NeedModel: true,
 			Messages: []llm.Message{llm.UserMessage(prompt)}, Retries: map[string]int{}}
+		if len(d.Metadata) > 0 {
+			if err := json.Unmarshal(d.Metadata, &r.Metadata); err != nil {
+				return fmt.Errorf("%w: metadata: %v", events.ErrMalformed, err)
+			}
+		}
 		s.Runs[r.ID] = r
 		s.Order = append(s.Order, r.ID)
 		s.Active = r.ID
@@ -288,6 +304,8 @@ func (s *SessionState) apply(rec record) error {
 		events.TypeToolsetUnavailable, events.TypeToolsetFailed, events.TypeToolProgress,
 		events.TypeToolRetried:
 		// Reports: no state of their own.
+	case events.TypeToolSearchInitialized, events.TypeToolSearchLoaded, events.TypeToolSearchNoMatch, events.TypeToolSearchFailed:
+		return s.applySearch(rec)
 	case events.TypeUsageSnapshot:
 		d, err := decode[events.UsageSnapshot](rec)
 		if err != nil {
@@ -319,7 +337,14 @@ func (s *SessionState) apply(rec record) error {
 		}
 		due.ToolCalls += int64(len(d.ToolCallIDs))
 		r.UsageDue = &due
-		if len(d.ToolCallIDs) == 0 {
+		switch {
+		case len(d.ToolCallIDs) == 0 && d.OutputRejected != "":
+			// An output validator rejected the text: the model is asked
+			// again with a retry prompt.
+			r.OutputRejections++
+			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.RetryPrompt{Message: d.OutputRejected, Retries: r.OutputRejections}}})
+			r.NeedModel = true
+		case len(d.ToolCallIDs) == 0:
 			r.Final = true
 			r.Output = textOf(msg)
 		}

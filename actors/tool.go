@@ -67,12 +67,12 @@ func (a *toolCall) run(h *Host) {
 	}
 	e := v.(*runEntry)
 	e.mu.RLock()
-	reg := e.reg
+	reg, meta := e.reg, e.meta
 	e.mu.RUnlock()
 	ctx := context.WithValue(e.ctx, observerKey{}, observer(func(r ToolReport) { a.report(h, r) }))
 	ret := reg.Call(ctx, toolsets.Invocation{
 		CallID: a.req.CallID, Name: a.req.Name, Arguments: a.req.Arguments,
-		RunID: a.req.RunID, SessionID: a.req.SessionID, ConversationID: a.req.SessionID,
+		RunID: a.req.RunID, SessionID: a.req.SessionID, ConversationID: a.req.SessionID, Metadata: meta,
 		Approval: a.req.Approval,
 		Emitter: toolsets.EmitterFunc(func(p toolsets.Progress) {
 			a.report(h, ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})

@@ -36,6 +36,9 @@ type RunStarted struct {
 	// Input is what the run was started with (canonical JSON).
 	Input       json.RawMessage `json:"input,omitempty"`
 	ParentRunID string          `json:"parent_run_id,omitempty"`
+	// Metadata is the run's metadata (a JSON object) after the run-start
+	// hooks; tools see it in their context (optional).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // RunWaiting (run.waiting) records that a run paused until approvals or
@@ -88,6 +91,10 @@ type ModelResponse struct {
 	// has its own tool.requested event.
 	ToolCallIDs []string `json:"tool_call_ids,omitempty"`
 	Usage       *Usage   `json:"usage,omitempty"`
+	// OutputRejected is set when an output validator rejected the
+	// response's final text: the message the model gets as a retry
+	// prompt (optional).
+	OutputRejected string `json:"output_rejected,omitempty"`
 }
 
 // ToolRequested (tool.requested) records a tool call the model asked for.
@@ -183,6 +190,15 @@ type DeferredResolved struct {
 type ToolsetInitialized struct {
 	Toolset string   `json:"toolset"`
 	Tools   []string `json:"tools,omitempty"`
+	// ID, State, ToolCount, InstructionCount and Message are the
+	// toolset's lifecycle report (optional): its stable id, the state the
+	// transition left it in, what the preparation offered, and what
+	// happened.
+	ID               string `json:"id,omitempty"`
+	State            string `json:"state,omitempty"`
+	ToolCount        int    `json:"tool_count,omitempty"`
+	InstructionCount int    `json:"instruction_count,omitempty"`
+	Message          string `json:"message,omitempty"`
 }
 
 // ToolsetRefreshed (toolset.refreshed) records a change of a toolset's
@@ -192,12 +208,30 @@ type ToolsetRefreshed struct {
 	Tools   []string `json:"tools,omitempty"`
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+	// ID, State, ToolCount, InstructionCount and Message are the
+	// toolset's lifecycle report (optional): its stable id, the state the
+	// transition left it in, what the preparation offered, and what
+	// happened.
+	ID               string `json:"id,omitempty"`
+	State            string `json:"state,omitempty"`
+	ToolCount        int    `json:"tool_count,omitempty"`
+	InstructionCount int    `json:"instruction_count,omitempty"`
+	Message          string `json:"message,omitempty"`
 }
 
 // ToolsetClosed (toolset.closed) records that a toolset was shut down.
 type ToolsetClosed struct {
 	Toolset string `json:"toolset"`
 	Reason  string `json:"reason,omitempty"`
+	// ID, State, ToolCount, InstructionCount and Message are the
+	// toolset's lifecycle report (optional): its stable id, the state the
+	// transition left it in, what the preparation offered, and what
+	// happened.
+	ID               string `json:"id,omitempty"`
+	State            string `json:"state,omitempty"`
+	ToolCount        int    `json:"tool_count,omitempty"`
+	InstructionCount int    `json:"instruction_count,omitempty"`
+	Message          string `json:"message,omitempty"`
 }
 
 // ToolsetUnavailable (toolset.unavailable) records that a toolset cannot
@@ -207,12 +241,30 @@ type ToolsetUnavailable struct {
 	Error   ErrorInfo `json:"error"`
 	// RetryAt is when the runtime tries again, if it does.
 	RetryAt *time.Time `json:"retry_at,omitempty"`
+	// ID, State, ToolCount, InstructionCount and Message are the
+	// toolset's lifecycle report (optional): its stable id, the state the
+	// transition left it in, what the preparation offered, and what
+	// happened.
+	ID               string `json:"id,omitempty"`
+	State            string `json:"state,omitempty"`
+	ToolCount        int    `json:"tool_count,omitempty"`
+	InstructionCount int    `json:"instruction_count,omitempty"`
+	Message          string `json:"message,omitempty"`
 }
 
 // ToolsetFailed (toolset.failed) records that a toolset failed for good.
 type ToolsetFailed struct {
 	Toolset string    `json:"toolset"`
 	Error   ErrorInfo `json:"error"`
+	// ID, State, ToolCount, InstructionCount and Message are the
+	// toolset's lifecycle report (optional): its stable id, the state the
+	// transition left it in, what the preparation offered, and what
+	// happened.
+	ID               string `json:"id,omitempty"`
+	State            string `json:"state,omitempty"`
+	ToolCount        int    `json:"tool_count,omitempty"`
+	InstructionCount int    `json:"instruction_count,omitempty"`
+	Message          string `json:"message,omitempty"`
 }
 
 // ToolSearchInitialized (tool_search.initialized) records the tools a tool
@@ -226,18 +278,26 @@ type ToolSearchInitialized struct {
 type ToolSearchLoaded struct {
 	Query string   `json:"query"`
 	Tools []string `json:"tools"`
+	// Toolset is the search (or proxy) toolset's name; Namespaces the ids
+	// of the loaded tools' toolsets (optional).
+	Toolset    string   `json:"toolset,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // ToolSearchNoMatch (tool_search.no_match) records a search that found
 // nothing.
 type ToolSearchNoMatch struct {
 	Query string `json:"query"`
+	// Toolset is the search (or proxy) toolset's name (optional).
+	Toolset string `json:"toolset,omitempty"`
 }
 
 // ToolSearchFailed (tool_search.failed) records a search that failed.
 type ToolSearchFailed struct {
 	Query string    `json:"query"`
 	Error ErrorInfo `json:"error"`
+	// Toolset is the search (or proxy) toolset's name (optional).
+	Toolset string `json:"toolset,omitempty"`
 }
 
 // UsageSnapshot (usage.snapshot) records cumulative usage at a point in a

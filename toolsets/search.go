@@ -251,6 +251,9 @@ func (c *searchCore) load(tc *ToolContext, query string, tools []*libTool) Searc
 	return r
 }
 
+// Library returns the library the toolset searches.
+func (c *searchCore) Library() *Library { return c.lib }
+
 // State returns what sessionID has loaded.
 func (c *searchCore) State(sessionID string) SearchState {
 	c.mu.Lock()

@@ -1,0 +1,87 @@
+package weft
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// RunOption configures one run (Session.Run, Session.RunStream, Agent.Run).
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	toolsets []toolsets.Toolset
+	metadata map[string]any
+}
+
+// WithToolsets attaches toolsets to this run only, after the agent's. They
+// are prepared, refreshed and exited like the agent's (each by its own
+// lifecycle driver). They are Go values kept in this process: a run
+// recovered after a restart runs without them.
+func WithToolsets(tss ...toolsets.Toolset) RunOption {
+	return func(o *runOptions) { o.toolsets = append(o.toolsets, tss...) }
+}
+
+// WithMetadata sets run metadata (merged over earlier WithMetadata
+// options). It must encode as a JSON object; it is recorded in run.started
+// and shown to tools (ToolContext.Metadata) and toolsets
+// (ToolsetContext.Metadata). Run-start hooks see and may change it.
+func WithMetadata(md map[string]any) RunOption {
+	return func(o *runOptions) {
+		if o.metadata == nil {
+			o.metadata = map[string]any{}
+		}
+		maps.Copy(o.metadata, md)
+	}
+}
+
+// RunStart is what a run-start hook sees, and may change, before a run
+// starts: its identity and prompt (read-only) and its metadata.
+type RunStart struct {
+	Agent     string
+	SessionID string
+	RunID     string
+	Prompt    string
+	// Metadata is the run's metadata; a hook may add, change or delete
+	// entries (it is never nil).
+	Metadata map[string]any
+}
+
+// RunStartHook observes or changes a run before it starts (the seed's
+// on_run_start). It runs on the goroutine that started the run; an error
+// stops the run from starting and is returned to the caller.
+type RunStartHook func(ctx context.Context, rs *RunStart) error
+
+// startCommand applies opts and the agent's run-start hooks, attaches the
+// run's toolsets, and returns the start command.
+func (s *Session) startCommand(ctx context.Context, runID, prompt string, opts []RunOption) (actors.StartCommand, error) {
+	var o runOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	rs := &RunStart{Agent: s.agent.spec.Name, SessionID: s.id, RunID: runID, Prompt: prompt, Metadata: o.metadata}
+	if rs.Metadata == nil {
+		rs.Metadata = map[string]any{}
+	}
+	for _, h := range s.agent.hooks {
+		if err := h(ctx, rs); err != nil {
+			return actors.StartCommand{}, fmt.Errorf("weft: run-start hook: %w", err)
+		}
+	}
+	for i, ts := range o.toolsets {
+		if ts == nil {
+			return actors.StartCommand{}, fmt.Errorf("weft: run toolset %d is nil", i)
+		}
+	}
+	s.agent.rt.host.AttachRunToolsets(runID, o.toolsets...)
+	cmd := actors.StartCommand{RunID: runID, Agent: s.agent.spec.Name, Prompt: prompt}
+	if len(rs.Metadata) > 0 {
+		cmd.Metadata = rs.Metadata
+	}
+	return cmd, nil
+}
