@@ -86,12 +86,12 @@ func commandError(verb, session string, sentinel error, format string, args ...a
 
 // Failure kinds recorded in run.failed (events.ErrorInfo.Kind).
 const (
-	FailToolRetryLimit  = "tool_retry_limit_exceeded"
-	FailNoTools         = "no_tools"
-	FailUsageLimit      = "usage_limit_exceeded"
-	FailModel           = "model_error"
-	FailInvalidResponse = "invalid_response"
-	FailToolset         = "toolset_error"
+	FailToolRetryLimit   = "tool_retry_limit_exceeded"
+	FailNoTools          = "no_tools"
+	FailUsageLimit       = "usage_limit_exceeded"
+	FailModel            = "model_error"
+	FailInvalidResponse  = "invalid_response"
+	FailToolset          = "toolset_error"
 	FailOutputRetryLimit = "output_retry_limit_exceeded"
-	FailInternal        = "internal"
+	FailInternal         = "internal"
 )

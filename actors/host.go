@@ -66,12 +66,12 @@ type Host struct {
 	watchers map[string][]chan Outcome
 	closed   bool
 
-	runs  sync.Map   // runKey → *runEntry
+	runs sync.Map // runKey → *runEntry
 	// runToolsets are toolsets attached to one run (run id →
 	// []toolsets.Toolset), runLCs their drivers (run id →
 	// []*toolsets.Lifecycle).
 	runToolsets, runLCs sync.Map
-	tools *actor.PID // the tool actor
+	tools               *actor.PID // the tool actor
 
 	// Tool reports arrive on one subscription, bus.ReplyFilter(replyPrefix);
 	// each scheduler has its own subject under it (bus.ReplySubject).

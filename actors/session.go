@@ -71,11 +71,14 @@ type sessionActor struct {
 // runMem is what the actor keeps in memory about the active run, beside
 // the state: never needed to rebuild, only to act.
 type runMem struct {
-	id        string
-	spec      *AgentSpec
-	entry     *runEntry
-	prep      *Prepared // the current step's inventory; nil: prepare first
-	prepStep  int       // the step prep was made for
+	id       string
+	spec     *AgentSpec
+	entry    *runEntry
+	prep     *Prepared // the current step's inventory; nil: prepare first
+	prepStep int       // the step prep was made for
+	// forBatch: prep was made to run a batch (after a resume or a
+	// restart); the next model request prepares again.
+	forBatch  bool
 	last      *Prepared // the previous inventory, for toolset.* reports
 	preparing bool
 	modelBusy bool
@@ -306,6 +309,7 @@ func (a *sessionActor) advance(c actor.Context) {
 	if recs := completion(a.id, r, m.prep); len(recs) > 0 {
 		if m.prep == nil && len(r.Batch) < len(r.Calls) {
 			a.prepare(c, m, r.Step) // tool.requested names the call's toolset
+			m.forBatch = true
 			return
 		}
 		if a.appendSteps(recs...) == nil {
@@ -346,9 +350,12 @@ func (a *sessionActor) advance(c actor.Context) {
 			// inventory, and no toolset has anything to report.
 			m.prepStep = r.Step
 		}
-		if m.prep == nil || m.prepStep != r.Step {
+		if m.prep == nil || m.prepStep != r.Step || (m.forBatch && !m.preparing) {
 			a.prepare(c, m, r.Step)
 			return
+		}
+		if m.preparing {
+			return // the step's preparation is under way; onPrepared requests
 		}
 		a.requestModel(m, r)
 	case len(r.Batch) > 0:
@@ -387,7 +394,7 @@ func (a *sessionActor) prepare(c actor.Context, m *runMem, step int) {
 		return
 	}
 	tc := a.toolsetContext(m, step)
-	m.prepStep = step
+	m.prepStep, m.forBatch = step, false
 	if len(m.lcs) == 0 {
 		// Loose tools only: no toolset's Prepare can block, so the
 		// inventory is built here rather than by the lifecycle actor.
@@ -569,6 +576,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 	if len(toRun) > 0 {
 		if m.prep == nil {
 			a.prepare(c, m, r.Step)
+			m.forBatch = true
 			return
 		}
 		if m.scheduler != nil {

@@ -101,9 +101,9 @@ type RunState struct {
 	// OutputRejections counts the final outputs an output validator
 	// rejected in this run.
 	OutputRejections int
-	Usage         events.Usage
-	Error         *events.ErrorInfo
-	CancelReason  string
+	Usage            events.Usage
+	Error            *events.ErrorInfo
+	CancelReason     string
 }
 
 // CallState is one tool call of the current batch.
