@@ -54,6 +54,9 @@ type AgentConfig struct {
 	// error rejects it and the model is asked again with the error's text
 	// as a retry prompt (see actors.AgentSpec.OutputValidators).
 	OutputValidators []OutputValidator
+	// OutputRetries is how many outputs of a run the validators may
+	// reject before the run fails with output_retry_limit_exceeded (0: 2).
+	OutputRetries int
 	// OnRunStart hooks run, in order, before each run starts; see
 	// RunStartHook.
 	OnRunStart []RunStartHook
@@ -93,7 +96,7 @@ func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 	}
 	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: slices.Clone(cfg.Toolsets), Instructions: slices.Clone(cfg.Instructions),
 		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
-		PrepareTimeout: cfg.PrepareTimeout, Settings: cfg.ModelSettings, OutputValidators: slices.Clone(cfg.OutputValidators),
+		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: slices.Clone(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
 		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources}
 	hooks := slices.Clone(cfg.OnRunStart)
 	for _, b := range cfg.Capabilities {

@@ -3,6 +3,7 @@ package weft
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/llm"
@@ -60,6 +61,12 @@ func (b CapabilityBundle) apply(spec *actors.AgentSpec) ([]RunStartHook, error) 
 	}
 	spec.OutputValidators = append(spec.OutputValidators, b.OutputValidators...)
 	return b.OnRunStart, nil
+}
+
+// cloneSettings returns s with its own Provider map.
+func cloneSettings(s llm.Settings) llm.Settings {
+	s.Provider = maps.Clone(s.Provider)
+	return s
 }
 
 // mergeSettings sets the non-zero fields of over on dst.
