@@ -26,4 +26,14 @@
 // all-or-nothing for a batch, and idempotent by event ID: re-appending a
 // batch whose IDs are already stored, in the same order, at the end of the
 // stream or anywhere in it, returns the original result and writes nothing.
+//
+// # Hash chain
+//
+// Every event carries in PrevHash the Hash of the event before it in its
+// stream ("" for version 1). The store assigns it at append (Chain), under
+// the same condition as the expected version, so every writer's events are
+// chained and a stream cannot fork. VerifyChain, Verifier and VerifyStreams
+// recompute the chain and report the first altered, missing, inserted or
+// reordered event as a *ChainError. Altering the last event of a stream is
+// not detectable from the chain alone (nothing links to it yet).
 package events
