@@ -11,12 +11,31 @@
 //     looks at the state alone, so a session rebuilt from its stream
 //     carries on where the log stopped.
 //   - Toolset-lifecycle actor (a child of the session actor): prepares the
-//     run's toolsets before every model request (and after a resume or a
-//     restart), each Prepare under AgentSpec.PrepareTimeout, and builds the
-//     step's registry. The session records toolset.initialized (first
-//     preparation of a run, or after a resume/restart), toolset.refreshed
-//     (tool list changed) and toolset.failed. Enter/refresh/exit policies
-//     of dynamic toolsets plug in at prepareRun.
+//     run's toolsets (the agent's, then those attached to the run with
+//     Host.AttachRunToolsets) before every model request, and after a
+//     resume or a restart, through one toolsets.Lifecycle per toolset
+//     (built once per agent at Register, once per run for the run's own):
+//     enter before the first preparation, refresh on later ones, each step
+//     under the toolset's LifecyclePolicy (AgentSpec.PrepareTimeout is the
+//     read timeout of toolsets without one). When a run ends it exits them.
+//     The session records each lifecycle report as toolset.{state} (with
+//     name, id, state, tool and instruction counts, message):
+//     initialized, failed, unavailable and closed always, refreshed when
+//     the tools or instructions changed or after a resume. A failed step,
+//     a timeout, an unavailable toolset under FailWhenUnavailable, or two
+//     tools with one name fail the run (toolset_error). toolset.closed is
+//     appended after the run's final event; the run's watchers hear of the
+//     outcome once it is recorded.
+//   - Tool search: the tool_search.* progress of search and proxy tools
+//     is recorded as tool_search.loaded / no_match / failed events, and a
+//     search toolset's first preparation in a session as
+//     tool_search.initialized. The fold keeps the loaded tools per search
+//     toolset (SessionState.Search); a session actor gives them back to
+//     a search toolset that holds none for the session (after a restart,
+//     or a restored archive).
+//   - Output validators (AgentSpec.OutputValidators) run on the model
+//     goroutine; a rejection is recorded in model.response
+//     (output_rejected) and the fold turns it into a retry prompt.
 //   - Scheduler actor (one per tool batch, a child of the session actor):
 //     sends the calls to tool actors, in parallel by default, one at a time
 //     in model order when a called tool is sequential or a tool name
