@@ -108,7 +108,7 @@ func Check(ctx context.Context, evs []events.Event) error {
 		return fmt.Errorf("replay: start a runtime: %w", err)
 	}
 	defer rt.Close()
-	agent, err := rt.NewAgent(rec.agent, weft.AgentConfig{Model: rec.model(), Tools: tools, Toolsets: sets})
+	agent, err := rt.NewAgent(rec.agent, weft.AgentConfig{Model: rec.model(), Tools: tools, Toolsets: sets, ApprovalRequiredTools: rec.policy})
 	if err != nil {
 		return fmt.Errorf("replay: %w: agent: %v", ErrUnreplayable, err)
 	}
@@ -156,6 +156,10 @@ type recording struct {
 	sets      []events.ToolsetInitialized
 	tools     []string // loose tool names, in the order of the first request
 	runs      []*run
+	// policy holds the tools whose approvals the agent's policy raised
+	// before the tool ran (an approval_required return with no attempt);
+	// the replayed agent gets them as ApprovalRequiredTools.
+	policy []string
 
 	mu   sync.Mutex
 	next int
@@ -163,9 +167,10 @@ type recording struct {
 
 // returnEnvelope is the part of a canonical tool return the replay needs.
 type returnEnvelope struct {
-	Kind    string          `json:"kind"`
-	IsError bool            `json:"is_error"`
-	Content json.RawMessage `json:"content"`
+	Kind     string          `json:"kind"`
+	IsError  bool            `json:"is_error"`
+	Content  json.RawMessage `json:"content"`
+	Attempts int             `json:"attempts"`
 }
 
 func parse(evs []events.Event) (*recording, error) {
@@ -240,6 +245,8 @@ func parse(evs []events.Event) (*recording, error) {
 				c.deferred = true
 			} else if env.Kind != "approval_required" {
 				c.content, c.isError = env.Content, env.IsError
+			} else if env.Attempts == 0 && !slices.Contains(r.policy, d.Tool) {
+				r.policy = append(r.policy, d.Tool)
 			}
 		case events.ApprovalRequested:
 			get(ev.ToolCallID).approval = &d

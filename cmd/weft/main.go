@@ -23,6 +23,9 @@
 //	weft approvals        the HITL queue: pending approvals and deferred calls
 //	weft audit SESSION    a session's audit timeline
 //	weft replay           rebuild every projection from position 0
+//	weft replay-check S   re-run session S against its recorded model
+//	                      responses and tool returns; report the first
+//	                      diverging event
 //	weft tail FILTER      live events matching a NATS subject filter
 //
 // Deciding what a waiting run waits for, on a running node over NATS:
@@ -56,19 +59,20 @@ type command struct {
 
 // commands is the subcommand table.
 var commands = map[string]command{
-	"demo":      {"run an agent on the embedded runtime: parallel tools, an approval, the resume", runDemo},
-	"tools":     {"run the seed's tool examples through the registry and print their canonical returns", runTools},
-	"serve":     {"run a node until interrupted (--demo: leave the demo run waiting for approval)", runServe},
-	"sessions":  {"list the sessions in the log", runSessions},
-	"show":      {"show a session's archive", runShow},
-	"approvals": {"list the pending approvals and deferred calls (the HITL queue)", runApprovals},
-	"audit":     {"print a session's audit timeline", runAudit},
-	"replay":    {"rebuild every projection from the start of the log", runReplay},
-	"tail":      {"print live events matching a subject filter", runTail},
-	"approve":   {"approve pending calls on a running node", decideCommand(actionApprove)},
-	"deny":      {"deny pending calls on a running node", decideCommand(actionDeny)},
-	"complete":  {"complete deferred calls with a result on a running node", decideCommand(actionComplete)},
-	"fail":      {"fail deferred calls on a running node", decideCommand(actionFail)},
+	"demo":         {"run an agent on the embedded runtime: parallel tools, an approval, the resume", runDemo},
+	"tools":        {"run the seed's tool examples through the registry and print their canonical returns", runTools},
+	"serve":        {"run a node until interrupted (--demo: leave the demo run waiting for approval)", runServe},
+	"sessions":     {"list the sessions in the log", runSessions},
+	"show":         {"show a session's archive", runShow},
+	"approvals":    {"list the pending approvals and deferred calls (the HITL queue)", runApprovals},
+	"audit":        {"print a session's audit timeline", runAudit},
+	"replay":       {"rebuild every projection from the start of the log", runReplay},
+	"replay-check": {"re-run a recorded session against its recorded responses and compare the events", runReplayCheck},
+	"tail":         {"print live events matching a subject filter", runTail},
+	"approve":      {"approve pending calls on a running node", decideCommand(actionApprove)},
+	"deny":         {"deny pending calls on a running node", decideCommand(actionDeny)},
+	"complete":     {"complete deferred calls with a result on a running node", decideCommand(actionComplete)},
+	"fail":         {"fail deferred calls on a running node", decideCommand(actionFail)},
 }
 
 // errUsage marks a command-line mistake (exit status 2).

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/projections"
+	"github.com/weft-run/weft/replay"
+)
+
+// errDiverged marks a replay that did not reproduce its recording (exit 1).
+var errDiverged = errors.New("replay diverged from the recording")
+
+// replayCheckReport is the --json output of replay-check.
+type replayCheckReport struct {
+	Session    string             `json:"session"`
+	Events     int                `json:"events"`
+	OK         bool               `json:"ok"`
+	Divergence *replay.Divergence `json:"divergence,omitempty"`
+}
+
+// runReplayCheck re-runs a recorded session against its recorded model
+// responses and tool returns and compares the event sequences.
+func runReplayCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("replay-check", "SESSION [--nats URL | --data DIR] [--json]", `
+Re-runs a recorded session on a fresh in-memory runtime, answering the model
+from its recorded model.response events and each tool call from its recorded
+return, replaying its approvals and deferred results, and compares the new
+event sequence with the recorded one (package replay says exactly what is
+compared). Prints the first diverging event and exits with status 1 when
+they differ.`, stderr)
+	src := addSourceFlags(fs, true)
+	asJSON := fs.Bool("json", false, "print the result as a JSON object")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError(fs, "needs exactly one SESSION id, got %q", pos)
+	}
+	if err := src.check(); err != nil {
+		return err
+	}
+	id := pos[0]
+	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
+		recorded, err := s.store.ReadStream(ctx, events.SessionStream(id), 0)
+		if errors.Is(err, events.ErrStreamNotFound) {
+			return unknownSession(id, projections.ErrUnknownSession)
+		}
+		if err != nil {
+			return fmt.Errorf("read session %q at %s: %w", id, s.where, err)
+		}
+		rep := replayCheckReport{Session: id, Events: len(recorded)}
+		err = replay.Check(ctx, recorded)
+		var d *replay.Divergence
+		switch {
+		case errors.As(err, &d):
+			rep.Divergence = d
+		case err != nil:
+			return fmt.Errorf("replay session %q: %w", id, err)
+		default:
+			rep.OK = true
+		}
+		if *asJSON {
+			if err := writeJSON(stdout, rep); err != nil {
+				return err
+			}
+		} else if rep.OK {
+			fmt.Fprintf(stdout, "replay matches the recording: %d events of session %s\n", rep.Events, id)
+		} else {
+			fmt.Fprintf(stdout, "replay DIVERGES at version %d:\n  expected: %s %s\n  got:      %s %s\n",
+				d.Version, dash(string(d.ExpectedType)), d.Expected, dash(string(d.GotType)), d.Got)
+		}
+		if d != nil {
+			return fmt.Errorf("session %q: %w: %w", id, errDiverged, d)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/weft-run/weft/projections"
+)
+
+// TestReplayCheck: a session the node recorded (waiting, then approved and
+// completed) replays to the same events; an unknown session is an error.
+func TestReplayCheck(t *testing.T) {
+	n, _ := testNode(t)
+	sess, _ := demoWaiting(t, n)
+	url := "--nats=" + n.url
+
+	out := mustCLI(t, "replay-check", sess.ID(), url)
+	wantContains(t, "replay-check of a waiting session", out, "replay matches the recording")
+
+	mustCLI(t, "approve", "call_deploy", "--by", "alice", url)
+	rep := decodeJSON[replayCheckReport](t, mustCLI(t, "replay-check", sess.ID(), url, "--json"))
+	if !rep.OK || rep.Divergence != nil || rep.Events < 20 {
+		t.Errorf("replay-check --json of the completed session = %+v, want ok over the whole session", rep)
+	}
+
+	_, _, err := cli(t, "replay-check", "no-such-session", url)
+	if !errors.Is(err, projections.ErrUnknownSession) {
+		t.Errorf("replay-check of an unknown session: err = %v, want ErrUnknownSession", err)
+	}
+	_, _, err = cli(t, "replay-check", url)
+	if !errors.Is(err, errUsage) {
+		t.Errorf("replay-check without a session: err = %v, want a usage error", err)
+	}
+}
