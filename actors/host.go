@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -513,55 +512,7 @@ func (h *Host) publish(evs []record) {
 }
 
 // encodeEnvelope returns the JSON envelope of ev, byte for byte what
-// json.Marshal gives, without reflection: the host publishes one per event.
-// ev.Data is spliced in as it is (the actor encoded it with json.Marshal: it
-// is valid and compact). Strings that need escaping, and times json.Marshal
-// refuses, fall back to encoding/json.
+// json.Marshal gives (see events.AppendJSON): the host publishes one per event.
 func encodeEnvelope(ev events.Event) ([]byte, error) {
-	b := make([]byte, 0, 320+len(ev.Data))
-	b = append(b, `{"id":"`...)
-	b = append(b, ev.ID.String()...)
-	b = append(b, `","stream":`...)
-	b = appendJSONString(b, ev.Stream)
-	b = append(b, `,"version":`...)
-	b = strconv.AppendUint(b, ev.Version, 10)
-	b = append(b, `,"position":`...)
-	b = strconv.AppendUint(b, ev.Position, 10)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, string(ev.Type))
-	b = append(b, `,"schema_version":`...)
-	b = strconv.AppendInt(b, int64(ev.SchemaVersion), 10)
-	b = append(b, `,"time":`...)
-	t, err := ev.Time.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	b = append(b, t...)
-	for _, f := range [...]struct{ key, val string }{
-		{`,"session_id":`, ev.SessionID}, {`,"run_id":`, ev.RunID}, {`,"tool_call_id":`, ev.ToolCallID},
-		{`,"correlation_id":`, ev.CorrelationID}, {`,"causation_id":`, ev.CausationID},
-	} {
-		if f.val != "" {
-			b = append(b, f.key...)
-			b = appendJSONString(b, f.val)
-		}
-	}
-	if len(ev.Data) > 0 {
-		b = append(b, `,"data":`...)
-		b = append(b, ev.Data...)
-	}
-	return append(b, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return events.AppendJSON(make([]byte, 0, 320+len(ev.Data)), &ev, true)
 }

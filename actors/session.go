@@ -179,7 +179,11 @@ func (a *sessionActor) append(recs ...record) error {
 		return err
 	}
 	for i := range recs {
+		// The same numbering and hash links the store gave the stored
+		// copies (events.Chain), so that the published events are the
+		// stored ones.
 		recs[i].Stream, recs[i].Version = stream, res.FirstVersion+uint64(i)
+		recs[i].PrevHash = a.st.LastHash
 		if i == len(recs)-1 {
 			recs[i].Position = res.LastPosition
 		}

@@ -47,6 +47,9 @@ type SessionState struct {
 	// Version is the version of the last applied event: the expected
 	// version of the next append.
 	Version uint64
+	// LastHash is the events.Hash of the last applied event ("" before
+	// the first): the PrevHash the store gives the next appended event.
+	LastHash string
 	// Runs by id, and their ids in start order.
 	Runs  map[string]*RunState
 	Order []string
@@ -249,6 +252,7 @@ func (s *SessionState) applyRecord(rec record) error {
 		return fmt.Errorf("apply %s v%d (run %s): %w", ev.Type, ev.Version, ev.RunID, err)
 	}
 	s.Version++
+	s.LastHash = events.Hash(ev)
 	return nil
 }
 

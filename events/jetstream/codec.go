@@ -3,7 +3,6 @@ package jetstream
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,51 +35,7 @@ type wireEvent struct {
 // append encodes one per event); strings that need escaping, and times
 // json.Marshal refuses, go through encoding/json.
 func encodeEvent(ev *events.Event) ([]byte, error) {
-	t, err := ev.Time.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("encode event %s: %w", ev.ID, err)
-	}
-	b := make([]byte, 0, 256+len(ev.Data))
-	b = append(b, `{"id":"`...)
-	b = append(b, ev.ID.String()...)
-	b = append(b, `","stream":`...)
-	b = appendString(b, ev.Stream)
-	b = append(b, `,"version":`...)
-	b = strconv.AppendUint(b, ev.Version, 10)
-	b = append(b, `,"type":`...)
-	b = appendString(b, string(ev.Type))
-	b = append(b, `,"schema_version":`...)
-	b = strconv.AppendInt(b, int64(ev.SchemaVersion), 10)
-	b = append(b, `,"time":`...)
-	b = append(b, t...)
-	for _, f := range [...]struct{ key, val string }{
-		{`,"session_id":`, ev.SessionID}, {`,"run_id":`, ev.RunID}, {`,"tool_call_id":`, ev.ToolCallID},
-		{`,"correlation_id":`, ev.CorrelationID}, {`,"causation_id":`, ev.CausationID},
-		{`,"prev_hash":`, ev.PrevHash},
-	} {
-		if f.val != "" {
-			b = append(b, f.key...)
-			b = appendString(b, f.val)
-		}
-	}
-	if len(ev.Data) > 0 {
-		b = append(b, `,"data":`...)
-		b = append(b, ev.Data...)
-	}
-	return append(b, '}'), nil
-}
-
-// appendString appends s as a JSON string, as encoding/json writes it.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return events.AppendJSON(make([]byte, 0, 256+len(ev.Data)), ev, false)
 }
 
 // decodeEvent decodes a message body into an event at position pos.

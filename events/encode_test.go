@@ -1,0 +1,65 @@
+package events_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
+)
+
+// TestAppendJSON: the hand-written envelope encoder gives what
+// json.Marshal gives, with and without the position member.
+func TestAppendJSON(t *testing.T) {
+	full := events.Event{
+		ID: uuid.MustParse("01a2274e-0000-7000-8000-000000000001"), Stream: "session-a.b", Version: 7, Position: 42,
+		Type: events.TypeToolReturned, SchemaVersion: 1, Time: time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC),
+		SessionID: "a.b", RunID: "r", ToolCallID: "call<&>\"1\"", CorrelationID: "c", CausationID: "d",
+		PrevHash: "ab12", Data: json.RawMessage(`{"tool":"x","n":1}`),
+	}
+	tests := []struct {
+		name string
+		ev   events.Event
+	}{
+		{"every field", full},
+		{"no optional fields", events.Event{ID: full.ID, Stream: "s", Type: events.TypeRunStarted, Time: full.Time}},
+		{"non-ASCII and control characters", events.Event{ID: full.ID, Stream: "sé\tx", Type: events.TypeRunStarted, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := json.Marshal(tc.ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := events.AppendJSON(nil, &tc.ev, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("AppendJSON(position) =\n%s\nwant\n%s", got, want)
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(want, &m); err != nil {
+				t.Fatal(err)
+			}
+			noPos, err := events.AppendJSON(nil, &tc.ev, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g map[string]json.RawMessage
+			if err := json.Unmarshal(noPos, &g); err != nil {
+				t.Fatalf("AppendJSON(no position) is not JSON: %v\n%s", err, noPos)
+			}
+			if _, ok := g["position"]; ok || len(g) != len(m)-1 {
+				t.Errorf("AppendJSON(no position) = %s, want the envelope without position", noPos)
+			}
+		})
+	}
+	bad := full
+	bad.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := events.AppendJSON(nil, &bad, true); err == nil {
+		t.Error("AppendJSON of a year-10000 time: no error, want json.Marshal's refusal")
+	}
+}
