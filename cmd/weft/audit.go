@@ -135,17 +135,10 @@ Prints the audit timeline of a session: one line per event with its time,
 type, tool call, tool and outcome.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the timeline as a JSON array")
-	pos, err := parseArgs(fs, args)
+	id, err := parseSessionArgs(fs, src, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError(fs, "needs exactly one SESSION id, got %q", pos)
-	}
-	if err := src.check(); err != nil {
-		return err
-	}
-	id := pos[0]
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
 		audit := projections.NewAudit()
 		if _, err := s.build(ctx, audit); err != nil {

@@ -34,17 +34,10 @@ compared). Prints the first diverging event and exits with status 1 when
 they differ.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the result as a JSON object")
-	pos, err := parseArgs(fs, args)
+	id, err := parseSessionArgs(fs, src, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError(fs, "needs exactly one SESSION id, got %q", pos)
-	}
-	if err := src.check(); err != nil {
-		return err
-	}
-	id := pos[0]
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
 		recorded, err := s.store.ReadStream(ctx, events.SessionStream(id), 0)
 		if errors.Is(err, events.ErrStreamNotFound) {

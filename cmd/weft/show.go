@@ -20,17 +20,10 @@ usage, what it waits for, its toolsets and its messages.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the archive as JSON")
 	messages := fs.Bool("messages", false, "print every message in full (text output)")
-	pos, err := parseArgs(fs, args)
+	id, err := parseSessionArgs(fs, src, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError(fs, "needs exactly one SESSION id, got %q", pos)
-	}
-	if err := src.check(); err != nil {
-		return err
-	}
-	id := pos[0]
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
 		archive := projections.NewArchive()
 		if _, err := s.build(ctx, archive); err != nil {

@@ -169,3 +169,19 @@ func withSource(ctx context.Context, f *sourceFlags, fn func(ctx context.Context
 	defer src.Close()
 	return fn(ctx, src)
 }
+
+// parseSessionArgs parses the flags and the one SESSION id of a command
+// that reads one session's log, and checks the source flags.
+func parseSessionArgs(fs *flag.FlagSet, src *sourceFlags, args []string) (string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usageError(fs, "needs exactly one SESSION id, got %q", pos)
+	}
+	if err := src.check(); err != nil {
+		return "", err
+	}
+	return pos[0], nil
+}
