@@ -77,6 +77,8 @@ type Host struct {
 	replyPrefix string
 	replySeq    atomic.Uint64
 	replies     sync.Map // reply subject → *actor.PID of its scheduler
+
+	remote sync.Map // tool name → struct{}: tools served by workers (AddRemoteTools)
 }
 
 // runEntry is what the tool host needs to execute the calls of one run:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -120,4 +121,70 @@ func newRecord(t events.Type, session, run, call string, data any) record {
 // newEvent is newRecord without the typed values.
 func newEvent(t events.Type, session, run, call string, data any) events.Event {
 	return newRecord(t, session, run, call, data).Event
+}
+
+// ReportHeartbeat is the type of the ToolReport a remote tool worker sends
+// on a call's reply subject while the call runs (see WorkerHeartbeat).
+const ReportHeartbeat = "heartbeat"
+
+// The remote tool worker protocol (docs/worker-protocol.md). Workers are
+// other processes that serve tools: a host sends the calls of the tool
+// names it was told are remote (Host.AddRemoteTools) to
+// <root>.worker.call.<name> in queue group WorkerQueueGroup instead of to
+// its own tool actor.
+const (
+	// WorkerQueueGroup is the queue group workers serve calls in.
+	WorkerQueueGroup = "weft-workers"
+	// HeaderCallID carries the call id (the idempotency key) of a request.
+	HeaderCallID = "Weft-Call-Id"
+	// HeaderDelivery is the delivery number of a request: 1, then 2, 3, …
+	// when the host sends the call again after a worker went silent.
+	HeaderDelivery = "Weft-Delivery"
+	// HeaderHeartbeat is the heartbeat interval the host expects, in
+	// milliseconds.
+	HeaderHeartbeat = "Weft-Heartbeat-Ms"
+	// WorkerHeartbeat is the interval at which a worker reports a running
+	// call with a heartbeat report.
+	WorkerHeartbeat = 250 * time.Millisecond
+	// MissedHeartbeats is how many heartbeat intervals may pass without
+	// any report of a call before the host sends it again.
+	MissedHeartbeats = 4
+	// MaxDeliveries is how many times a host sends a call to workers
+	// before it gives up with an execution error.
+	MaxDeliveries = 3
+)
+
+// WorkerCallSubject returns the subject workers of tool name serve:
+// "<root>.worker.call.<name>".
+func WorkerCallSubject(s bus.Subjects, name string) (string, error) {
+	tok, err := bus.EscapeToken(name)
+	if err != nil {
+		return "", err
+	}
+	return s.Root() + ".worker.call." + tok, nil
+}
+
+// WorkerCancelSubject returns the subject a host publishes on to cancel
+// remote call callID: "<root>.worker.cancel.<call id>".
+func WorkerCancelSubject(s bus.Subjects, callID string) (string, error) {
+	tok, err := bus.EscapeToken(callID)
+	if err != nil {
+		return "", err
+	}
+	return s.Root() + ".worker.cancel." + tok, nil
+}
+
+// WorkerCancelFilter returns the filter of every cancel subject:
+// "<root>.worker.cancel.*".
+func WorkerCancelFilter(s bus.Subjects) string { return s.Root() + ".worker.cancel.*" }
+
+// WorkerDescribeSubject returns the subject every worker answers with its
+// WorkerDescription: "<root>.worker.describe".
+func WorkerDescribeSubject(s bus.Subjects) string { return s.Root() + ".worker.describe" }
+
+// WorkerDescription is a worker's answer on WorkerDescribeSubject: its id
+// and the definitions of the tools it serves.
+type WorkerDescription struct {
+	WorkerID string                `json:"worker_id"`
+	Tools    []toolsets.Definition `json:"tools"`
 }

@@ -69,17 +69,32 @@ func (a *toolCall) run(h *Host) {
 	e.mu.RLock()
 	reg, meta := e.reg, e.meta
 	e.mu.RUnlock()
-	ctx := context.WithValue(e.ctx, observerKey{}, observer(func(r ToolReport) { a.report(h, r) }))
+	ExecuteCall(e.ctx, reg, a.req, meta, func(r ToolReport) { a.report(h, r) })
+}
+
+// ExecuteCall executes call req through reg and reports on report, as a
+// host's tool actor and a remote tool worker do: started / retried reports
+// of the attempts after the first (for tools wrapped with ObservedTool),
+// progress reports, then one returned report. report is called from the
+// calling goroutine and from the tool's emitter. meta is the run's
+// metadata shown to the tool (nil for none).
+func ExecuteCall(ctx context.Context, reg *toolsets.Registry, req ToolRequest, meta map[string]any, report func(ToolReport)) {
+	ctx = context.WithValue(ctx, observerKey{}, observer(report))
 	ret := reg.Call(ctx, toolsets.Invocation{
-		CallID: a.req.CallID, Name: a.req.Name, Arguments: a.req.Arguments,
-		RunID: a.req.RunID, SessionID: a.req.SessionID, ConversationID: a.req.SessionID, Metadata: meta,
-		Approval: a.req.Approval,
+		CallID: req.CallID, Name: req.Name, Arguments: req.Arguments,
+		RunID: req.RunID, SessionID: req.SessionID, ConversationID: req.SessionID, Metadata: meta,
+		Approval: req.Approval,
 		Emitter: toolsets.EmitterFunc(func(p toolsets.Progress) {
-			a.report(h, ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
+			report(ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
 		}),
 	})
-	a.report(h, ToolReport{Type: ReportReturned, Attempt: ret.Attempts, Return: &ret})
+	report(ToolReport{Type: ReportReturned, Attempt: ret.Attempts, Return: &ret})
 }
+
+// ObservedTool wraps t so that ExecuteCall reports the start of each retry
+// and each failed attempt the registry will retry. A host wraps the tools
+// of its runs so; a worker wraps the tools it serves.
+func ObservedTool(t toolsets.Tool) toolsets.Tool { return observed{t} }
 
 // errRunCancelled is the cause a run's context is cancelled with.
 var errRunCancelled = errors.New("run cancelled")
