@@ -48,6 +48,7 @@ var codes = map[string]error{
 	"wrong_decision":     ErrWrongDecision,
 	"bad_command":        ErrBadCommand,
 	"internal":           ErrInternal,
+	"session_owned":      ErrSessionOwned,
 }
 
 // CommandError is the typed error of a refused command: the command's verb

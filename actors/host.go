@@ -47,6 +47,12 @@ type HostConfig struct {
 	SplitAppends bool
 	// Logger receives the host's diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Leases makes the host one node of a cluster (see "Ownership" in the
+	// package doc): it serves commands in queue group CommandQueueGroup,
+	// acts only on sessions whose lease it holds, and forwards the others
+	// to their owner. Nil: the host acts on every command it receives (a
+	// single node). The caller owns it.
+	Leases *Leases
 }
 
 // Host runs the actors of one process: an actor system, the session actors
@@ -71,6 +77,7 @@ type Host struct {
 	// []*toolsets.Lifecycle).
 	runToolsets, runLCs sync.Map
 	tools               *actor.PID // the tool actor
+	own                 *ownership // nil without HostConfig.Leases
 
 	// Tool reports arrive on one subscription, bus.ReplyFilter(replyPrefix);
 	// each scheduler has its own subject under it (bus.ReplySubject).
@@ -119,7 +126,13 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	h.tools = h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &toolActor{h: h} }))
 	// The host serves every session and every tool it is asked about, so
 	// it subscribes to the wildcard forms bus builds.
-	cmdSub, err := cfg.Conn.Subscribe(subj.AllCommands(), h.onCommand)
+	var cmdSub *nats.Subscription
+	var err error
+	if cfg.Leases != nil {
+		cmdSub, err = cfg.Conn.QueueSubscribe(subj.AllCommands(), CommandQueueGroup, h.onCommand)
+	} else {
+		cmdSub, err = cfg.Conn.Subscribe(subj.AllCommands(), h.onCommand)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to commands: %w", err)
 	}
@@ -136,6 +149,14 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("subscribe to tool reports: %w", err)
 	}
 	h.subs = []*nats.Subscription{cmdSub, toolSub, replySub}
+	if cfg.Leases != nil {
+		nodeSub, err := h.startOwnership()
+		if err != nil {
+			h.Close()
+			return nil, fmt.Errorf("subscribe to node commands: %w", err)
+		}
+		h.subs = append(h.subs, nodeSub)
+	}
 	if err := cfg.Conn.Flush(); err != nil {
 		h.Close()
 		return nil, fmt.Errorf("flush subscriptions: %w", err)
@@ -274,12 +295,10 @@ func (h *Host) onCommand(m *nats.Msg) {
 		respond(m, CommandReply{Error: commandError(verb, id, ErrBadCommand, "bad command subject %q: %v", m.Subject, err)})
 		return
 	}
-	pid, err := h.session(id)
-	if err != nil {
-		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "%v", err)})
+	if h.cfg.Leases != nil && !h.leased(m, id, verb) {
 		return
 	}
-	h.system.Root.Send(pid, &command{verb: verb, data: m.Data, msg: m})
+	h.deliver(m, id, verb)
 }
 
 func respond(m *nats.Msg, r CommandReply) {
@@ -438,6 +457,15 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 		if !running[id] {
 			continue
 		}
+		if h.cfg.Leases != nil {
+			owner, err := h.cfg.Leases.Acquire(ctx, id)
+			if err != nil {
+				return out, fmt.Errorf("recover session %q: %w", id, err)
+			}
+			if owner != h.cfg.Leases.Node() {
+				continue // another live node drives it
+			}
+		}
 		pid, err := h.session(id)
 		if err != nil {
 			return out, fmt.Errorf("recover session %q: %w", id, err)
@@ -468,6 +496,7 @@ func (h *Host) Close() error {
 	for _, p := range pids {
 		_ = h.system.Root.PoisonFuture(p).Wait()
 	}
+	h.stopOwnership(true)
 	h.runs.Range(func(k, v any) bool {
 		v.(*runEntry).cancel(errors.New("host closed"))
 		return true

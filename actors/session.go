@@ -66,6 +66,9 @@ type sessionActor struct {
 	// other message.
 	queued   []record
 	flushing bool
+	// down: an append found another writer's events (the fence); the
+	// actor stands down and appends nothing more (see "Ownership").
+	down bool
 }
 
 // runMem is what the actor keeps in memory about the active run, beside
@@ -98,6 +101,18 @@ func newSessionActor(h *Host, id string) *sessionActor {
 
 // Receive implements actor.Actor.
 func (a *sessionActor) Receive(c actor.Context) {
+	if a.down {
+		// Stood down: refuse commands (the caller retries and reaches
+		// the owner), ignore the rest until the actor stops.
+		switch m := c.Message().(type) {
+		case *command:
+			a.onCommand(c, m)
+			return
+		case *actor.Stopping:
+		default:
+			return
+		}
+	}
 	switch c.Message().(type) {
 	case *command, *advance, *preparedReply, *modelReply, *batchFinished, *exitedReply:
 		a.flush(c)
@@ -145,6 +160,9 @@ func (a *sessionActor) append(recs ...record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	if a.down {
+		return ErrSessionOwned
+	}
 	// The runs recs touch (almost always one) and their statuses before.
 	type runStatus struct {
 		id string
@@ -174,6 +192,10 @@ func (a *sessionActor) append(recs ...record) error {
 			if st, rerr := a.h.ReadSession(ctx, a.id); rerr == nil {
 				a.st = st
 			}
+			// Another node appended: it drives the session now.
+			a.down = true
+			a.h.standDown(a.id, a.self)
+			err = fmt.Errorf("%w: %w", ErrSessionOwned, err)
 		}
 		a.h.log.Error("append", "session", a.id, "err", err)
 		return err
@@ -784,6 +806,10 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 		refuse(ErrInternal, "load session: %v", a.loadErr)
 		return
 	}
+	if a.down {
+		refuse(ErrSessionOwned, "session moved to another node; retry")
+		return
+	}
 	var runID string
 	var err error
 	switch cmd.verb {
@@ -814,7 +840,11 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 	}
 	if err != nil {
 		var ce *CommandError
-		if !errors.As(err, &ce) {
+		switch {
+		case errors.As(err, &ce):
+		case errors.Is(err, ErrSessionOwned):
+			ce = commandError(cmd.verb, a.id, ErrSessionOwned, "%v", err)
+		default:
 			ce = commandError(cmd.verb, a.id, ErrInternal, "%v", err)
 		}
 		ce.Verb, ce.SessionID = cmd.verb, a.id
