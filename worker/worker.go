@@ -1,0 +1,246 @@
+// Package worker embeds a remote tool worker: a process that serves tool
+// calls for weft runtimes over NATS (docs/worker-protocol.md).
+//
+// A worker registers its tools in a toolsets.Registry, so that timeouts,
+// internal retries, argument validation and approvals behave exactly as
+// for a runtime's local tools. It serves the calls of each tool from the
+// queue group actors.WorkerQueueGroup on <root>.worker.call.<name> (so
+// adding workers adds throughput), reports on the request's reply subject
+// (a heartbeat every heartbeat interval while a call runs, progress and
+// retry reports, then the return), answers <root>.worker.describe with its
+// tool definitions, and cancels a running call when
+// <root>.worker.cancel.<call id> arrives.
+//
+//	w, err := worker.New(nc, tools...)
+//	...
+//	err = w.Serve(ctx) // until ctx ends
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// ErrNoTools is returned by New when it is given no tools or no connection.
+var ErrNoTools = errors.New("worker: a worker needs a NATS connection and at least one tool")
+
+// Worker serves tool calls over NATS. Create it with New; Serve runs it.
+type Worker struct {
+	nc     *nats.Conn
+	reg    *toolsets.Registry
+	defs   []toolsets.Definition
+	id     string
+	subj   bus.Subjects
+	log    *slog.Logger
+	served sync.Map // call id → *running
+
+	mu      sync.Mutex
+	serving bool
+}
+
+// running is a call the worker executes.
+type running struct {
+	cancel context.CancelCauseFunc
+}
+
+// errCancelled is the cause a cancelled call's context ends with.
+var errCancelled = errors.New("call cancelled by the runtime")
+
+// Option configures a Worker.
+type Option func(*Worker)
+
+// WithSubjects sets the subject scheme (default bus.Default).
+func WithSubjects(s bus.Subjects) Option { return func(w *Worker) { w.subj = s } }
+
+// WithID sets the worker id shown in descriptions (default a UUID).
+func WithID(id string) Option { return func(w *Worker) { w.id = id } }
+
+// WithLogger sets the logger of the worker's diagnostics.
+func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
+
+// New builds a worker serving tools on nc. The tools are registered in a
+// registry that applies their definitions (timeout, retries) exactly as a
+// runtime does for local tools.
+func New(nc *nats.Conn, tools []toolsets.Tool, opts ...Option) (*Worker, error) {
+	if nc == nil || len(tools) == 0 {
+		return nil, ErrNoTools
+	}
+	w := &Worker{nc: nc, reg: toolsets.NewRegistry(), subj: bus.Default, id: uuid.NewString(),
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(w)
+	}
+	for _, t := range tools {
+		if t == nil {
+			return nil, fmt.Errorf("%w: nil tool", ErrNoTools)
+		}
+		if err := w.reg.Register(actors.ObservedTool(t)); err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+	}
+	w.defs = w.reg.Definitions()
+	return w, nil
+}
+
+// ID returns the worker's id.
+func (w *Worker) ID() string { return w.id }
+
+// Definitions returns the definitions of the tools the worker serves.
+func (w *Worker) Definitions() []toolsets.Definition { return w.defs }
+
+// Serve subscribes and serves calls until ctx ends; then it unsubscribes,
+// cancels the calls still running and waits for them to report. It
+// returns nil when ctx ended, or the error that stopped it.
+func (w *Worker) Serve(ctx context.Context) error {
+	w.mu.Lock()
+	if w.serving {
+		w.mu.Unlock()
+		return errors.New("worker: already serving")
+	}
+	w.serving = true
+	w.mu.Unlock()
+
+	var wg sync.WaitGroup
+	var subs []*nats.Subscription
+	defer func() {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+		w.served.Range(func(_, v any) bool {
+			v.(*running).cancel(errors.New("worker stopped"))
+			return true
+		})
+		wg.Wait()
+		_ = w.nc.Flush()
+	}()
+	for _, d := range w.defs {
+		subject, err := actors.WorkerCallSubject(w.subj, d.Name)
+		if err != nil {
+			return fmt.Errorf("worker: tool %q: %w", d.Name, err)
+		}
+		s, err := w.nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.serve(ctx, m)
+			}()
+		})
+		if err != nil {
+			return fmt.Errorf("worker: subscribe %s: %w", subject, err)
+		}
+		subs = append(subs, s)
+	}
+	cs, err := w.nc.Subscribe(actors.WorkerCancelFilter(w.subj), w.onCancel)
+	if err != nil {
+		return fmt.Errorf("worker: subscribe to cancels: %w", err)
+	}
+	subs = append(subs, cs)
+	desc, err := json.Marshal(actors.WorkerDescription{WorkerID: w.id, Tools: w.defs})
+	if err != nil {
+		return fmt.Errorf("worker: encode description: %w", err)
+	}
+	ds, err := w.nc.Subscribe(actors.WorkerDescribeSubject(w.subj), func(m *nats.Msg) {
+		if m.Reply != "" {
+			_ = m.Respond(desc)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("worker: subscribe to describe: %w", err)
+	}
+	subs = append(subs, ds)
+	if err := w.nc.Flush(); err != nil {
+		return fmt.Errorf("worker: flush subscriptions: %w", err)
+	}
+	w.log.Info("worker serving", "id", w.id, "tools", len(w.defs))
+	<-ctx.Done()
+	return nil
+}
+
+// onCancel cancels the call named by a cancel subject, if it runs here.
+func (w *Worker) onCancel(m *nats.Msg) {
+	prefix := w.subj.Root() + ".worker.cancel."
+	if len(m.Subject) <= len(prefix) {
+		return
+	}
+	id, err := bus.UnescapeToken(m.Subject[len(prefix):])
+	if err != nil {
+		return
+	}
+	if v, ok := w.served.Load(id); ok {
+		v.(*running).cancel(errCancelled)
+	}
+}
+
+// serve executes one call request and reports on its reply subject.
+func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
+	var req actors.ToolRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil || m.Reply == "" || req.CallID == "" {
+		w.log.Warn("bad tool request", "subject", m.Subject, "err", err)
+		return
+	}
+	report := func(r actors.ToolReport) {
+		r.CallID, r.Tool = req.CallID, req.Name
+		b, err := json.Marshal(&r)
+		if err != nil {
+			w.log.Warn("encode tool report", "err", err)
+			return
+		}
+		_ = w.nc.Publish(m.Reply, b)
+	}
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if _, dup := w.served.LoadOrStore(req.CallID, &running{cancel: cancel}); dup {
+		// The runtime sent the call again while it runs here: the running
+		// execution reports (and heartbeats) for both.
+		return
+	}
+	defer w.served.Delete(req.CallID)
+
+	interval := actors.WorkerHeartbeat
+	if ms, err := strconv.Atoi(m.Header.Get(actors.HeaderHeartbeat)); err == nil && ms > 0 {
+		interval = time.Duration(ms) * time.Millisecond
+	}
+	var mu sync.Mutex // orders reports: the tool's emitter may run on other goroutines
+	locked := func(r actors.ToolReport) {
+		mu.Lock()
+		defer mu.Unlock()
+		report(r)
+	}
+	locked(actors.ToolReport{Type: actors.ReportHeartbeat})
+	done := make(chan struct{})
+	beat := make(chan struct{})
+	go func() {
+		defer close(beat)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				locked(actors.ToolReport{Type: actors.ReportHeartbeat})
+			}
+		}
+	}()
+	actors.ExecuteCall(callCtx, w.reg, req, nil, func(r actors.ToolReport) {
+		if r.Type == actors.ReportReturned {
+			close(done)
+			<-beat
+		}
+		locked(r)
+	})
+}

@@ -1,0 +1,359 @@
+package worker_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+	"github.com/weft-run/weft/worker"
+)
+
+// The tests start workers as child processes: the test binary re-executed
+// with envChild set to the NATS URL. A child prints "READY <id>" once it
+// serves, "STARTED <id> <call id>" when a call starts and
+// "CANCELLED <id> <call id>" when a call is cancelled. envHang makes its
+// slow tool wait until cancelled.
+const (
+	envChild = "WEFT_WORKER_URL"
+	envHang  = "WEFT_WORKER_HANG"
+	envID    = "WEFT_WORKER_ID"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(envChild); url != "" {
+		if err := child(url); err != nil {
+			fmt.Println("ERROR", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type noArgs struct{}
+
+type failArgs struct {
+	Kind string `json:"kind"`
+}
+
+// childTools are the tools a child worker serves.
+func childTools(id string, hang bool, out func(string)) ([]toolsets.Tool, error) {
+	var tools []toolsets.Tool
+	add := func(t toolsets.Tool, err error) error {
+		if err != nil {
+			return err
+		}
+		tools = append(tools, t)
+		return nil
+	}
+	err := errors.Join(
+		add(toolsets.NewContextFunc("whoami", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
+			time.Sleep(20 * time.Millisecond)
+			return id + " " + tc.CallID, nil
+		}, toolsets.WithDescription("says which worker ran the call"))),
+		add(toolsets.NewContextFunc("slow", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
+			out("STARTED " + id + " " + tc.CallID)
+			if hang {
+				<-ctx.Done()
+				out("CANCELLED " + id + " " + tc.CallID)
+				return "", ctx.Err()
+			}
+			return id + " " + tc.CallID, nil
+		}, toolsets.WithDescription("waits"))),
+		add(toolsets.NewFunc("fail", func(ctx context.Context, a failArgs) (string, error) {
+			switch a.Kind {
+			case "feedback":
+				return "", toolsets.Feedback("try another ticket")
+			case "user":
+				return "", toolsets.NewUserError("you may not do that", nil)
+			default:
+				return "", errors.New("disk on fire")
+			}
+		}, toolsets.WithDescription("fails"), toolsets.WithMaxRetries(1))),
+		add(toolsets.NewContextFunc("guarded", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
+			if tc.Approval == nil {
+				return "", toolsets.ApprovalRequired("deploys need a human", nil)
+			}
+			return "deployed, approved by " + tc.Approval.DecidedBy, nil
+		}, toolsets.WithDescription("needs an approval"))),
+	)
+	return tools, err
+}
+
+func child(url string) error {
+	id := os.Getenv(envID)
+	var mu sync.Mutex
+	out := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Println(s)
+	}
+	tools, err := childTools(id, os.Getenv(envHang) != "", out)
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	w, err := worker.New(nc, tools, worker.WithID(id))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(ctx) }()
+	// Serving once the worker answers a describe itself.
+	for {
+		msg, err := nc.Request(actors.WorkerDescribeSubject(bus.Default), nil, time.Second)
+		if err == nil {
+			var d actors.WorkerDescription
+			if json.Unmarshal(msg.Data, &d) == nil && d.WorkerID == id {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out("READY " + id)
+	return <-done
+}
+
+// proc is a child worker process and the lines it printed.
+type proc struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+// startWorker starts a child worker named id connected to url and waits
+// until it serves.
+func startWorker(t *testing.T, url, id string, hang bool) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"="+url, envID+"="+id)
+	if hang {
+		cmd.Env = append(cmd.Env, envHang+"=1")
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, lines: make(chan string, 100)}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	p.expect(t, "READY "+id)
+	return p
+}
+
+// expect waits for a line starting with prefix and returns it.
+func (p *proc) expect(t *testing.T, prefix string) string {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("worker exited before printing %q", prefix)
+			}
+			if strings.HasPrefix(l, "ERROR") {
+				t.Fatalf("worker: %s", l)
+			}
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("no %q from the worker", prefix)
+		}
+	}
+}
+
+// node starts a NATS server on loopback and a runtime on it.
+func node(t *testing.T) (*weft.Runtime, string) {
+	t.Helper()
+	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	rt, err := weft.Start(t.Context(), weft.Config{NATSURL: srv.ClientURL(), Store: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt, srv.ClientURL()
+}
+
+// callModel calls the tools of the prompt (a JSON list of calls) in one
+// response, then answers "done".
+func callModel() llm.Model {
+	return llm.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if len(last.ToolReturns()) > 0 {
+			return &llm.Response{Text: "done"}, nil
+		}
+		var calls []llm.ToolCall
+		var text string
+		for _, p := range last.Parts {
+			if u, ok := p.(llm.UserPrompt); ok {
+				text = u.Text
+			}
+		}
+		if err := json.Unmarshal([]byte(text), &calls); err != nil {
+			return nil, err
+		}
+		return &llm.Response{ToolCalls: calls}, nil
+	})
+}
+
+func prompt(t *testing.T, calls ...llm.ToolCall) string {
+	t.Helper()
+	b, err := json.Marshal(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// agent registers an agent with the remote tools named.
+func agent(t *testing.T, rt *weft.Runtime, names ...string) *weft.Agent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	ts, err := rt.RemoteTools(ctx, names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := rt.NewAgent(t.Name(), weft.AgentConfig{Model: callModel(), Toolsets: []toolsets.Toolset{ts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// returns gives the run's tool.returned returns by call id.
+func returns(t *testing.T, s *weft.Session, runID string) map[string]toolsets.Return {
+	t.Helper()
+	evs, err := s.Events(t.Context(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]toolsets.Return{}
+	for _, ev := range evs {
+		if ev.Type != events.TypeToolReturned {
+			continue
+		}
+		var d events.ToolReturned
+		var r toolsets.Return
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(d.Return, &r); err != nil {
+			t.Fatal(err)
+		}
+		if _, dup := out[r.CallID]; dup {
+			t.Errorf("call %s returned twice", r.CallID)
+		}
+		out[r.CallID] = r
+	}
+	return out
+}
+
+func content(r toolsets.Return) string {
+	var s string
+	_ = json.Unmarshal(r.Content, &s)
+	return s
+}
+
+func call(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
+}
+
+func TestRemoteReturnsAndErrors(t *testing.T) {
+	rt, url := node(t)
+	startWorker(t, url, "w1", false)
+	a := agent(t, rt, "whoami", "fail")
+	s := a.NewSession()
+	res, err := s.Run(t.Context(), prompt(t,
+		call("c1", "whoami", `{}`),
+		call("c2", "fail", `{"kind":"feedback"}`),
+		call("c3", "fail", `{"kind":"user"}`),
+		call("c4", "fail", `{"kind":"exec"}`),
+		call("c5", "fail", `{"kind":7}`),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != weft.StatusCompleted {
+		t.Fatalf("status %s, want completed", res.Status)
+	}
+	type summary struct {
+		Kind     toolsets.Kind
+		Content  string
+		Attempts int
+	}
+	got := map[string]summary{}
+	for id, r := range returns(t, s, res.RunID) {
+		c := content(r)
+		if r.Kind != toolsets.KindSuccess {
+			c = "" // error messages are the registry's wording
+		}
+		got[id] = summary{Kind: r.Kind, Content: c, Attempts: r.Attempts}
+	}
+	want := map[string]summary{
+		"c1": {Kind: toolsets.KindSuccess, Content: "w1 c1", Attempts: 1},
+		"c2": {Kind: toolsets.KindFeedback, Attempts: 1},
+		"c3": {Kind: toolsets.KindUserError, Attempts: 1},
+		"c4": {Kind: toolsets.KindExecution, Attempts: 2},
+		"c5": {Kind: toolsets.KindInvalidArguments, Attempts: 0},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("returns (-want +got):\n%s", d)
+	}
+	evs, err := s.Events(t.Context(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retried := 0
+	for _, ev := range evs {
+		if ev.Type == events.TypeToolRetried && ev.ToolCallID == "c4" {
+			retried++
+		}
+	}
+	if retried != 1 {
+		t.Errorf("tool.retried of c4: %d, want 1", retried)
+	}
+}
