@@ -264,7 +264,8 @@ func agent(t *testing.T, rt *weft.Runtime, names ...string) *weft.Agent {
 	return a
 }
 
-// returns gives the run's tool.returned returns by call id.
+// returns gives the run's tool.returned returns by call id (the last of
+// each call).
 func returns(t *testing.T, s *weft.Session, runID string) map[string]toolsets.Return {
 	t.Helper()
 	evs, err := s.Events(t.Context(), runID)
@@ -284,12 +285,25 @@ func returns(t *testing.T, s *weft.Session, runID string) map[string]toolsets.Re
 		if err := json.Unmarshal(d.Return, &r); err != nil {
 			t.Fatal(err)
 		}
-		if _, dup := out[r.CallID]; dup {
-			t.Errorf("call %s returned twice", r.CallID)
-		}
-		out[r.CallID] = r
+		out[r.CallID] = r // an approved call returns twice: keep the last
 	}
 	return out
+}
+
+// countReturned counts the run's tool.returned events.
+func countReturned(t *testing.T, s *weft.Session, runID string) int {
+	t.Helper()
+	evs, err := s.Events(t.Context(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == events.TypeToolReturned {
+			n++
+		}
+	}
+	return n
 }
 
 func content(r toolsets.Return) string {
@@ -355,5 +369,180 @@ func TestRemoteReturnsAndErrors(t *testing.T) {
 	}
 	if retried != 1 {
 		t.Errorf("tool.retried of c4: %d, want 1", retried)
+	}
+}
+
+func TestRemoteApproval(t *testing.T) {
+	rt, url := node(t)
+	startWorker(t, url, "w1", false)
+	a := agent(t, rt, "guarded")
+	s := a.NewSession()
+	res, err := s.Run(t.Context(), prompt(t, call("c1", "guarded", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != weft.StatusWaiting || len(res.Pending.Approvals) != 1 {
+		t.Fatalf("status %s, pending %+v; want waiting for one approval", res.Status, res.Pending)
+	}
+	res, err = s.Resume(t.Context(), weft.Approve("c1", "alice", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != weft.StatusCompleted {
+		t.Fatalf("status %s, want completed", res.Status)
+	}
+	if got, want := content(returns(t, s, res.RunID)["c1"]), "deployed, approved by alice"; got != want {
+		t.Errorf("return %q, want %q", got, want)
+	}
+}
+
+func TestRemoteWorkersShareLoad(t *testing.T) {
+	rt, url := node(t)
+	startWorker(t, url, "w1", false)
+	startWorker(t, url, "w2", false)
+	a := agent(t, rt, "whoami")
+	s := a.NewSession()
+	var calls []llm.ToolCall
+	for i := range 24 {
+		calls = append(calls, call(fmt.Sprintf("c%d", i), "whoami", `{}`))
+	}
+	res, err := s.Run(t.Context(), prompt(t, calls...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	rets := returns(t, s, res.RunID)
+	for id, r := range rets {
+		w, callID, _ := strings.Cut(content(r), " ")
+		if callID != id {
+			t.Errorf("call %s answered as %q", id, content(r))
+		}
+		by[w]++
+	}
+	if len(rets) != len(calls) || by["w1"] == 0 || by["w2"] == 0 {
+		t.Errorf("calls by worker %v (of %d returns); want both workers used for all %d calls", by, len(rets), len(calls))
+	}
+}
+
+func TestRemoteWorkerKilledMidCall(t *testing.T) {
+	rt, url := node(t)
+	hung := startWorker(t, url, "hung", true)
+	a := agent(t, rt, "slow")
+	s := a.NewSession()
+	type outcome struct {
+		res *weft.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := s.Run(t.Context(), prompt(t, call("c1", "slow", `{}`)))
+		done <- outcome{res, err}
+	}()
+	if got := hung.expect(t, "STARTED"); got != "STARTED hung c1" {
+		t.Fatalf("first worker printed %q", got)
+	}
+	spare := startWorker(t, url, "spare", false)
+	if err := hung.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if got := spare.expect(t, "STARTED"); got != "STARTED spare c1" {
+		t.Fatalf("second worker printed %q", got)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if n := countReturned(t, s, o.res.RunID); n != 1 {
+		t.Errorf("%d tool.returned, want 1", n)
+	}
+	if got, want := content(returns(t, s, o.res.RunID)["c1"]), "spare c1"; got != want {
+		t.Errorf("return %q, want %q", got, want)
+	}
+}
+
+func TestRemoteCancel(t *testing.T) {
+	rt, url := node(t)
+	w := startWorker(t, url, "w1", true)
+	a := agent(t, rt, "slow")
+	s := a.NewSession()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = s.Run(ctx, prompt(t, call("c1", "slow", `{}`)))
+	}()
+	w.expect(t, "STARTED w1 c1")
+	cancel()
+	if got := w.expect(t, "CANCELLED"); got != "CANCELLED w1 c1" {
+		t.Errorf("worker printed %q", got)
+	}
+	<-done
+	st, err := s.State(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, r := range st.Runs {
+		if r.Status != weft.StatusCancelled {
+			t.Errorf("run %s is %s, want cancelled", id, r.Status)
+		}
+	}
+	if len(st.Runs) != 1 {
+		t.Errorf("%d runs, want 1", len(st.Runs))
+	}
+}
+
+// TestRemoteDuplicateResult serves a tool with a worker written against
+// the raw protocol that answers every call twice (and heartbeats): the
+// first return counts, the second is ignored.
+func TestRemoteDuplicateResult(t *testing.T) {
+	rt, url := node(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	def := toolsets.Definition{Name: "twice", Description: "answers twice", Parameters: json.RawMessage(`{"type":"object"}`)}
+	desc, _ := json.Marshal(actors.WorkerDescription{WorkerID: "raw", Tools: []toolsets.Definition{def}})
+	if _, err := nc.Subscribe(actors.WorkerDescribeSubject(bus.Default), func(m *nats.Msg) { _ = m.Respond(desc) }); err != nil {
+		t.Fatal(err)
+	}
+	subject, _ := actors.WorkerCallSubject(bus.Default, "twice")
+	headers := make(chan nats.Header, 1)
+	if _, err := nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
+		var req actors.ToolRequest
+		if err := json.Unmarshal(m.Data, &req); err != nil {
+			return
+		}
+		headers <- m.Header
+		for _, r := range []string{
+			`{"type":"heartbeat","call_id":%q,"tool":"twice"}`,
+			`{"type":"returned","call_id":%q,"tool":"twice","attempt":1,"return":{"call_id":"c1","tool_name":"twice","kind":"success","success":true,"content":"first","attempts":1,"max_attempts":1}}`,
+			`{"type":"returned","call_id":%q,"tool":"twice","attempt":1,"return":{"call_id":"c1","tool_name":"twice","kind":"success","success":true,"content":"second","attempts":1,"max_attempts":1}}`,
+		} {
+			_ = nc.Publish(m.Reply, []byte(fmt.Sprintf(r, req.CallID)))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a := agent(t, rt, "twice")
+	s := a.NewSession()
+	res, err := s.Run(t.Context(), prompt(t, call("c1", "twice", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countReturned(t, s, res.RunID); n != 1 {
+		t.Errorf("%d tool.returned, want 1", n)
+	}
+	if got := content(returns(t, s, res.RunID)["c1"]); got != "first" {
+		t.Errorf("return %q, want the first", got)
+	}
+	h := <-headers
+	got := map[string]string{"call": h.Get(actors.HeaderCallID), "delivery": h.Get(actors.HeaderDelivery)}
+	if d := cmp.Diff(map[string]string{"call": "c1", "delivery": "1"}, got); d != "" {
+		t.Errorf("headers (-want +got):\n%s", d)
 	}
 }
