@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -17,7 +18,7 @@ import (
 )
 
 // Config configures a Runtime. The zero value is not usable: set DataDir,
-// NATSURL or Store.
+// NATSURL (or NATSURLs) or Store.
 type Config struct {
 	// DataDir is the data directory of the embedded default: the embedded
 	// nats-server keeps its JetStream file store (the event log) in
@@ -37,6 +38,101 @@ type Config struct {
 	Sync bus.SyncPolicy
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+
+	// The fields below configure a node of a cluster on external NATS
+	// (NATSURL or NATSURLs); with the embedded server they must stay zero.
+	// On external NATS the runtime is one node: it drives only the
+	// sessions whose lease it holds (see "Ownership" in the actors package
+	// doc).
+
+	// NATSURLs are more seed URLs of the external NATS cluster, tried
+	// after NATSURL (which may be empty when these are set).
+	NATSURLs []string
+	// NATSUser and NATSPassword, NATSToken, NATSNKeySeedFile or
+	// NATSCredsFile authenticate to the external NATS; set at most one.
+	NATSUser, NATSPassword string
+	NATSToken              string
+	NATSNKeySeedFile       string
+	NATSCredsFile          string
+	// TLS, when set, connects with TLS (CA, client certificate and key).
+	TLS *bus.TLSConfig
+	// Replicas is the number of JetStream replicas of the event stream and
+	// the lease bucket (default 1; 3 on a fault-tolerant cluster). More
+	// than one needs a NATS cluster with that many JetStream servers; the
+	// server refuses it otherwise.
+	Replicas int
+	// NodeID names this node in the session leases and its forwarded
+	// commands' subject; empty picks a random id. It must be a NATS
+	// subject token.
+	NodeID string
+	// LeaseTTL is how long a session lease lives without renewal (see
+	// actors.LeaseConfig.TTL); zero means actors.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+}
+
+// ErrBadConfig is returned by Start for an invalid Config.
+var ErrBadConfig = errors.New("weft: bad config")
+
+// external returns the NATS URLs of an external cluster, none for the
+// embedded server, and checks the cluster fields.
+func (cfg *Config) external() ([]string, error) {
+	var urls []string
+	if cfg.NATSURL != "" {
+		urls = append(urls, cfg.NATSURL)
+	}
+	for _, u := range cfg.NATSURLs {
+		if u == "" {
+			return nil, fmt.Errorf("%w: empty URL in NATSURLs", ErrBadConfig)
+		}
+		urls = append(urls, u)
+	}
+	if cfg.Replicas < 0 || cfg.Replicas > 5 {
+		return nil, fmt.Errorf("%w: Replicas %d: must be 1 to 5", ErrBadConfig, cfg.Replicas)
+	}
+	if cfg.LeaseTTL < 0 {
+		return nil, fmt.Errorf("%w: negative LeaseTTL", ErrBadConfig)
+	}
+	if len(urls) == 0 {
+		set := []struct {
+			name string
+			on   bool
+		}{
+			{"NATSUser", cfg.NATSUser != ""}, {"NATSPassword", cfg.NATSPassword != ""}, {"NATSToken", cfg.NATSToken != ""},
+			{"NATSNKeySeedFile", cfg.NATSNKeySeedFile != ""}, {"NATSCredsFile", cfg.NATSCredsFile != ""},
+			{"TLS", cfg.TLS != nil}, {"Replicas", cfg.Replicas > 1}, {"NodeID", cfg.NodeID != ""}, {"LeaseTTL", cfg.LeaseTTL != 0},
+		}
+		for _, f := range set {
+			if f.on {
+				return nil, fmt.Errorf("%w: %s needs an external NATS (NATSURL or NATSURLs)", ErrBadConfig, f.name)
+			}
+		}
+	}
+	return urls, nil
+}
+
+// connectOptions returns the bus.Connect options of cfg's credentials and
+// TLS.
+func (cfg *Config) connectOptions() []bus.ConnectOption {
+	var opts []bus.ConnectOption
+	if cfg.NodeID != "" {
+		opts = append(opts, bus.WithName("weft-"+cfg.NodeID))
+	}
+	if cfg.NATSUser != "" || cfg.NATSPassword != "" {
+		opts = append(opts, bus.WithUserPassword(cfg.NATSUser, cfg.NATSPassword))
+	}
+	if cfg.NATSToken != "" {
+		opts = append(opts, bus.WithToken(cfg.NATSToken))
+	}
+	if cfg.NATSNKeySeedFile != "" {
+		opts = append(opts, bus.WithNKeySeedFile(cfg.NATSNKeySeedFile))
+	}
+	if cfg.NATSCredsFile != "" {
+		opts = append(opts, bus.WithCredsFile(cfg.NATSCredsFile))
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, bus.WithTLS(*cfg.TLS))
+	}
+	return opts
 }
 
 // Runtime is a running weft node: the NATS connection (to an embedded or
@@ -51,7 +147,8 @@ type Runtime struct {
 	owns   bool // the runtime created store and closes it
 	host   *actors.Host
 	subj   bus.Subjects
-	tmp    string // a temporary JetStream directory, removed on Close
+	tmp    string         // a temporary JetStream directory, removed on Close
+	leases *actors.Leases // nil on the embedded server
 }
 
 func tempDir() (string, error) {
@@ -73,10 +170,13 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if rt.subj.Root() == "" {
 		rt.subj = bus.Default
 	}
-	var err error
+	urls, err := cfg.external()
+	if err != nil {
+		return nil, err
+	}
 	switch {
-	case cfg.NATSURL != "":
-		rt.conn, err = bus.Connect(ctx, []string{cfg.NATSURL})
+	case len(urls) > 0:
+		rt.conn, err = bus.Connect(ctx, urls, cfg.connectOptions()...)
 		if err != nil {
 			return nil, fmt.Errorf("weft: connect: %w", err)
 		}
@@ -99,11 +199,15 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("weft: connect in-process: %w", err)
 		}
 	default:
-		return nil, errors.New("weft: Config needs a DataDir, a NATSURL or a Store")
+		return nil, fmt.Errorf("%w: Config needs a DataDir, a NATSURL or a Store", ErrBadConfig)
 	}
 	rt.store = cfg.Store
 	if rt.store == nil {
-		rt.store, err = jetstream.New(ctx, rt.conn, jetstream.WithSubjects(rt.subj))
+		opts := []jetstream.Option{jetstream.WithSubjects(rt.subj)}
+		if cfg.Replicas > 1 {
+			opts = append(opts, jetstream.WithReplicas(cfg.Replicas))
+		}
+		rt.store, err = jetstream.New(ctx, rt.conn, opts...)
 		if err != nil {
 			rt.closeConn()
 			return nil, fmt.Errorf("weft: open the event log: %w", err)
@@ -114,8 +218,19 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	// multi-event appends cost milliseconds on a single-replica file
 	// stream: the session actors split the appends where a partial one is
 	// harmless (see the actors package doc, "Appends").
+	var leases *actors.Leases
+	if len(urls) > 0 {
+		// A node of a cluster: other processes may drive the same
+		// sessions, so this one drives only those it leases.
+		leases, err = actors.NewLeases(ctx, rt.conn, actors.LeaseConfig{NodeID: cfg.NodeID, TTL: cfg.LeaseTTL, Replicas: cfg.Replicas})
+		if err != nil {
+			rt.Close()
+			return nil, fmt.Errorf("weft: %w", err)
+		}
+	}
+	rt.leases = leases
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
-		PublishEvents: cfg.Store != nil, SplitAppends: cfg.Store == nil, Logger: cfg.Logger})
+		PublishEvents: cfg.Store != nil, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases})
 	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("weft: %w", err)
@@ -129,6 +244,24 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 // the sessions it restarted; waiting runs need no recovery.
 func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 	return rt.host.Recover(ctx)
+}
+
+// NodeID returns the node's id in the session leases, "" on the embedded
+// server (a single node, which leases nothing).
+func (rt *Runtime) NodeID() string {
+	if rt.leases == nil {
+		return ""
+	}
+	return rt.leases.Node()
+}
+
+// SessionOwner returns the node holding the lease of session id ("" when
+// none does, or on the embedded server).
+func (rt *Runtime) SessionOwner(ctx context.Context, id string) (string, error) {
+	if rt.leases == nil {
+		return "", nil
+	}
+	return rt.leases.Owner(ctx, id)
 }
 
 // Conn returns the runtime's NATS connection (for subscribing to events).
