@@ -78,7 +78,9 @@
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,
 // unknown_decision, duplicate_decision, missing_decisions, wrong_decision,
-// bad_command, internal; each matches its Err… sentinel (CommandError).
+// bad_command, internal, session_owned; each matches its Err… sentinel
+// (CommandError). With leases (see Ownership) a command may be forwarded
+// to the session's owner on weft.node.<node>.cmd.session.<id>.<verb>.
 // A start with a run id that already exists (same agent and prompt) is
 // answered as done: retrying a start is idempotent.
 //
@@ -189,4 +191,48 @@
 //
 // Cancellation of tools reaches only tool actors of this process (through
 // the run's context); remote tool workers would need a cancel subject.
+//
+// # Ownership
+//
+// A single host (HostConfig.Leases nil: the embedded server, which no
+// other process reaches) acts on every command it receives. Hosts of a
+// cluster (weft.Start on external NATS) are nodes: at most one node
+// drives a session at a time, the holder of its lease.
+//
+//   - The lease is a key of the JetStream KV bucket weft_leases (the
+//     session id, base64url) whose value is {"node": <node id>}. A node
+//     takes it with create-if-absent, or renews it with update at the
+//     revision it last wrote (compare-and-set). The bucket's max age is
+//     the lease TTL (LeaseConfig.TTL, default 10 s), so the server's
+//     clock expires a lease TTL after its last write; clocks of the nodes
+//     play no part.
+//   - A node takes a session's lease when a command for it arrives, or
+//     when Recover finds its run running and nobody holds the lease. It
+//     renews every lease it holds every TTL/3 while the session's actor
+//     lives in the node (waiting sessions included), and releases them
+//     (delete at its revision) when the host closes cleanly.
+//   - Commands are served in queue group weft-cmd: each reaches one node.
+//     A node that does not hold the lease of a session leased by another
+//     forwards the command, unchanged and with the caller's reply subject,
+//     to weft.node.<owner>.cmd.session.<id>.<verb>: the owner answers the
+//     caller. If the owner has lost the lease meanwhile it answers
+//     session_owned; if it died, nobody answers (NATS no-responders, or a
+//     timeout). The caller retries in every case: within a TTL the lease
+//     expires and the next command is taken by a live node.
+//   - Takeover: a node that takes an expired lease rebuilds the session
+//     from its stream (ReadSession) like any restarted actor (see
+//     Recovery): a waiting run is resumed by the next command; a running
+//     run is carried on by Recover on the new node, or by the next command.
+//     Nothing takes over a running session by itself: a node calls
+//     Recover (at start, and again later) to pick up sessions whose owner
+//     died.
+//   - The fence: every append still carries the state's version as the
+//     expected version. A node that still believes it owns a session after
+//     its lease moved (a pause longer than the TTL) cannot fork it: its
+//     next append fails with a wrong expected version, the actor reloads
+//     the stream, stands down (appends nothing more, refuses commands with
+//     session_owned, stops) and stops renewing the lease. A renewal that
+//     finds the lease taken stands the actor down as well. Side effects of
+//     the stood-down node's in-flight tool calls are not fenced: tools
+//     keep treating ToolContext.CallID as an idempotency key.
 package actors
