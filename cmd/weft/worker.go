@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/toolsets"
+	"github.com/weft-run/weft/worker"
+)
+
+func init() {
+	commands["worker"] = command{"serve tools to weft nodes from a NATS queue group until interrupted (--tools demo)", runWorker}
+}
+
+// workerToolsets are the tool sets weft worker can serve, by --tools name.
+var workerToolsets = map[string]func() ([]toolsets.Tool, error){
+	"demo": func() ([]toolsets.Tool, error) {
+		cfg, err := demoAgentConfig()
+		if err != nil {
+			return nil, err
+		}
+		return cfg.Tools, nil
+	},
+}
+
+// runWorker serves the tools of --tools to the nodes on --nats until ctx
+// ends (SIGINT, SIGTERM).
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID]", `
+Serves tools to weft nodes as a remote tool worker (docs/worker-protocol.md):
+it answers the calls of its tools from the NATS queue group weft-workers, so
+starting more workers adds throughput, until SIGINT or SIGTERM. Nodes offer
+the tools to their agents with Runtime.RemoteTools. --tools demo serves the
+tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
+	url := fs.String("nats", "nats://"+defaultListen, "the NATS `URL` of the weft nodes")
+	set := fs.String("tools", "demo", "the `SET` of tools to serve: demo")
+	id := fs.String("id", "", "the worker's `ID` in descriptions (default: a random one)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(fs, "takes no arguments, got %q", pos)
+	}
+	build, ok := workerToolsets[*set]
+	if !ok {
+		return usageError(fs, "unknown tool set %q (known: demo)", *set)
+	}
+	tools, err := build()
+	if err != nil {
+		return err
+	}
+	nc, err := bus.Connect(ctx, strings.Split(*url, ","))
+	if err != nil {
+		return fmt.Errorf("worker: connect to %s: %w", *url, err)
+	}
+	defer nc.Close()
+	opts := []worker.Option{worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))}
+	if *id != "" {
+		opts = append(opts, worker.WithID(*id))
+	}
+	w, err := worker.New(nc, tools, opts...)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(w.Definitions()))
+	for _, d := range w.Definitions() {
+		names = append(names, d.Name)
+	}
+	fmt.Fprintf(stdout, "worker %s serving %s on %s\n", w.ID(), strings.Join(names, ", "), *url)
+	if err := w.Serve(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "worker stopped")
+	return nil
+}

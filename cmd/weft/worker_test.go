@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// TestWorker runs the demo agent on a node whose tools are served by
+// weft worker: the parallel calls, the approval and the deploy all run on
+// the worker; cancelling the worker's context stops it cleanly.
+func TestWorker(t *testing.T) {
+	n, _ := testNode(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stdout, stderr := newSyncBuffer(), newSyncBuffer()
+	done := make(chan struct{})
+	var werr error
+	go func() {
+		defer close(done)
+		werr = run(wctx, []string{"worker", "--nats", n.url, "--id", "w1"}, stdout, stderr)
+	}()
+	stdout.waitFor(t, ctx, done, "worker w1 serving lookup, fetch_ticket, deploy")
+
+	remote, err := n.rt.RemoteTools(ctx, "lookup", "fetch_ticket", "deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := demoAgentConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tools, cfg.Toolsets = nil, []toolsets.Toolset{remote}
+	a, err := n.rt.NewAgent("remote_support", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := a.NewSession()
+	res, err := s.Run(ctx, demoPrompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != weft.StatusWaiting || len(res.Pending.Approvals) != 1 {
+		t.Fatalf("status %s, pending %+v; want waiting for the deploy", res.Status, res.Pending)
+	}
+	res, err = s.Resume(ctx, weft.Approve(res.Pending.Approvals[0].ID, "test", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != weft.StatusCompleted || !strings.Contains(res.Output, "v1.4.2") {
+		t.Fatalf("status %s, output %q; want completed with the deploy of v1.4.2", res.Status, res.Output)
+	}
+	stop()
+	<-done
+	if werr != nil {
+		t.Fatalf("worker: %v\n%s", werr, stderr.String())
+	}
+	wantContains(t, "stdout", stdout.String(), "worker stopped")
+}
+
+func TestWorkerUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"unknown tool set", []string{"worker", "--tools", "nope"}},
+		{"argument", []string{"worker", "extra"}},
+		{"unknown flag", []string{"worker", "--bogus"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := cli(t, tc.args...)
+			if !errors.Is(err, errUsage) {
+				t.Errorf("error %v, want a usage error", err)
+			}
+		})
+	}
+}
