@@ -72,6 +72,17 @@
 //	                               "started" is sent for retries only (attempt 2 and up):
 //	                               the scheduler records attempt 1 as started when it sends
 //	                               the request, which saves a message per call.
+//	weft.worker.call.<name>        the same request (headers Weft-Call-Id, Weft-Delivery,
+//	                               Weft-Heartbeat-Ms) for tools served by remote workers
+//	                               (Host.AddRemoteTools), in queue group "weft-workers";
+//	                               the same reports plus {"type":"heartbeat"} every
+//	                               WorkerHeartbeat. A call silent for MissedHeartbeats
+//	                               intervals is sent again (same call id), at most
+//	                               MaxDeliveries times; the first return wins.
+//	weft.worker.cancel.<call id>   empty message: cancel a remote call (run cancelled/ended).
+//	weft.worker.describe           request; every worker replies WorkerDescription
+//	                               {"worker_id","tools":[Definition…]}.
+//	                               See docs/worker-protocol.md.
 //	weft.evt.session.<id>.<type>   every appended event, its JSON envelope (published by the
 //	                               JetStream store, or by the host for other stores).
 //
@@ -189,8 +200,10 @@
 //     treat ToolContext.CallID as an idempotency key;
 //   - toolsets are prepared again (toolset.initialized is recorded again).
 //
-// Cancellation of tools reaches only tool actors of this process (through
-// the run's context); remote tool workers would need a cancel subject.
+// Cancellation of tools reaches the tool actors of this process through
+// the run's context, and remote tool workers through
+// weft.worker.cancel.<call id>, which the batch's scheduler publishes for
+// every open remote call when it stops.
 //
 // # Ownership
 //
