@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,15 +48,26 @@ type Worker struct {
 	subj   bus.Subjects
 	log    *slog.Logger
 	served sync.Map // call id → *running
+	drain  time.Duration
 
 	mu      sync.Mutex
 	serving bool
+	stopped bool           // Serve is stopping: take no more calls
+	calls   sync.WaitGroup // the calls being served
 }
 
 // running is a call the worker executes.
 type running struct {
 	cancel context.CancelCauseFunc
+	// abandoned is set when the worker stops before the call returned:
+	// its reports are dropped, so that the node, hearing nothing, sends
+	// the call to another worker.
+	abandoned atomic.Bool
 }
+
+// DefaultDrain is how long Serve lets running calls finish after its
+// context ended (see WithDrain).
+const DefaultDrain = 10 * time.Second
 
 // errCancelled is the cause a cancelled call's context ends with.
 var errCancelled = errors.New("call cancelled by the runtime")
@@ -69,6 +81,12 @@ func WithSubjects(s bus.Subjects) Option { return func(w *Worker) { w.subj = s }
 // WithID sets the worker id shown in descriptions (default a UUID).
 func WithID(id string) Option { return func(w *Worker) { w.id = id } }
 
+// WithDrain sets how long Serve lets the calls still running finish once
+// its context ended (default DefaultDrain). Calls still running then are
+// cancelled and abandoned: the worker sends no return for them and stops
+// heartbeating, so the nodes send them to other workers.
+func WithDrain(d time.Duration) Option { return func(w *Worker) { w.drain = d } }
+
 // WithLogger sets the logger of the worker's diagnostics.
 func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
 
@@ -79,7 +97,7 @@ func New(nc *nats.Conn, tools []toolsets.Tool, opts ...Option) (*Worker, error) 
 	if nc == nil || len(tools) == 0 {
 		return nil, ErrNoTools
 	}
-	w := &Worker{nc: nc, reg: toolsets.NewRegistry(), subj: bus.Default, id: uuid.NewString(),
+	w := &Worker{nc: nc, reg: toolsets.NewRegistry(), subj: bus.Default, id: uuid.NewString(), drain: DefaultDrain,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
 		o(w)
@@ -102,9 +120,10 @@ func (w *Worker) ID() string { return w.id }
 // Definitions returns the definitions of the tools the worker serves.
 func (w *Worker) Definitions() []toolsets.Definition { return w.defs }
 
-// Serve subscribes and serves calls until ctx ends; then it unsubscribes,
-// cancels the calls still running and waits for them to report. It
-// returns nil when ctx ended, or the error that stopped it.
+// Serve subscribes and serves calls until ctx ends; then it unsubscribes
+// (taking no more calls), lets the calls still running finish for up to
+// the drain time (WithDrain) and abandons the others. It returns nil when
+// ctx ended, or the error that stopped it. A worker serves once.
 func (w *Worker) Serve(ctx context.Context) error {
 	w.mu.Lock()
 	if w.serving {
@@ -114,17 +133,34 @@ func (w *Worker) Serve(ctx context.Context) error {
 	w.serving = true
 	w.mu.Unlock()
 
-	var wg sync.WaitGroup
+	// Calls run under their own context: the end of ctx stops taking calls,
+	// not the calls already running.
+	callCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelCalls()
 	var subs []*nats.Subscription
 	defer func() {
 		for _, s := range subs {
 			_ = s.Unsubscribe()
 		}
-		w.served.Range(func(_, v any) bool {
-			v.(*running).cancel(errors.New("worker stopped"))
-			return true
-		})
-		wg.Wait()
+		w.mu.Lock()
+		w.stopped = true
+		w.mu.Unlock()
+		drained := make(chan struct{})
+		go func() {
+			w.calls.Wait()
+			close(drained)
+		}()
+		select {
+		case <-drained:
+		case <-time.After(w.drain):
+			w.served.Range(func(_, v any) bool {
+				r := v.(*running)
+				r.abandoned.Store(true)
+				r.cancel(errors.New("worker stopped"))
+				return true
+			})
+			<-drained
+		}
 		_ = w.nc.Flush()
 	}()
 	for _, d := range w.defs {
@@ -133,10 +169,15 @@ func (w *Worker) Serve(ctx context.Context) error {
 			return fmt.Errorf("worker: tool %q: %w", d.Name, err)
 		}
 		s, err := w.nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
-			wg.Add(1)
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.stopped {
+				return // the node sends the call again
+			}
+			w.calls.Add(1)
 			go func() {
-				defer wg.Done()
-				w.serve(ctx, m)
+				defer w.calls.Done()
+				w.serve(callCtx, m)
 			}()
 		})
 		if err != nil {
@@ -192,7 +233,19 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		w.log.Warn("bad tool request", "subject", m.Subject, "err", err)
 		return
 	}
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	run := &running{cancel: cancel}
+	if _, dup := w.served.LoadOrStore(req.CallID, run); dup {
+		// The node sent the call again while it runs here: the running
+		// execution reports (and heartbeats) for both.
+		return
+	}
+	defer w.served.Delete(req.CallID)
 	report := func(r actors.ToolReport) {
+		if run.abandoned.Load() {
+			return
+		}
 		r.CallID, r.Tool = req.CallID, req.Name
 		b, err := json.Marshal(&r)
 		if err != nil {
@@ -201,14 +254,6 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		}
 		_ = w.nc.Publish(m.Reply, b)
 	}
-	callCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if _, dup := w.served.LoadOrStore(req.CallID, &running{cancel: cancel}); dup {
-		// The runtime sent the call again while it runs here: the running
-		// execution reports (and heartbeats) for both.
-		return
-	}
-	defer w.served.Delete(req.CallID)
 
 	interval := actors.WorkerHeartbeat
 	if ms, err := strconv.Atoi(m.Header.Get(actors.HeaderHeartbeat)); err == nil && ms > 0 {

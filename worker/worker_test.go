@@ -546,3 +546,91 @@ func TestRemoteDuplicateResult(t *testing.T) {
 		t.Errorf("headers (-want +got):\n%s", d)
 	}
 }
+
+// TestRemoteWorkerStopsMidCall stops a worker (in this process) while its
+// call hangs: past the drain time the call is abandoned without a return,
+// and the node sends it to the next worker.
+func TestRemoteWorkerStopsMidCall(t *testing.T) {
+	rt, url := node(t)
+	started := make(chan string, 4)
+	serve := func(id string, hang bool, opts ...worker.Option) (stop func() error) {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		tools, err := childTools(id, hang, func(line string) { started <- line })
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := worker.New(nc, tools, append(opts, worker.WithID(id))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Serve(ctx) }()
+		t.Cleanup(cancel)
+		return func() error {
+			cancel()
+			return <-done
+		}
+	}
+	stopHung := serve("hung", true, worker.WithDrain(50*time.Millisecond))
+	a := agent(t, rt, "slow")
+	s := a.NewSession()
+	type outcome struct {
+		res *weft.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := s.Run(t.Context(), prompt(t, call("c1", "slow", `{}`)))
+		done <- outcome{res, err}
+	}()
+	if got := <-started; got != "STARTED hung c1" {
+		t.Fatalf("first worker: %q", got)
+	}
+	if err := stopHung(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-started; got != "CANCELLED hung c1" {
+		t.Fatalf("first worker: %q", got)
+	}
+	serve("spare", false)
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if n := countReturned(t, s, o.res.RunID); n != 1 {
+		t.Errorf("%d tool.returned, want 1", n)
+	}
+	if got, want := content(returns(t, s, o.res.RunID)["c1"]), "spare c1"; got != want {
+		t.Errorf("return %q, want %q", got, want)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	tool, err := toolsets.NewFunc("echo", func(ctx context.Context, a noArgs) (string, error) { return "", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := &nats.Conn{}
+	for _, tc := range []struct {
+		name  string
+		nc    *nats.Conn
+		tools []toolsets.Tool
+		want  error
+	}{
+		{"no connection", nil, []toolsets.Tool{tool}, worker.ErrNoTools},
+		{"no tools", nc, nil, worker.ErrNoTools},
+		{"nil tool", nc, []toolsets.Tool{nil}, worker.ErrNoTools},
+		{"duplicate tool", nc, []toolsets.Tool{tool, tool}, toolsets.ErrDuplicateTool},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := worker.New(tc.nc, tc.tools); !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
