@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/bus"
@@ -21,6 +23,36 @@ type nodeConfig struct {
 	// listen is the host:port the embedded server accepts other
 	// processes' connections on; empty opens no port.
 	listen string
+	// cluster is how a node on external NATS joins the cluster (its
+	// fields are the facade's Config fields of the same names).
+	cluster clusterConfig
+}
+
+// clusterConfig is the cluster part of weft.Config: more seed URLs,
+// authentication, TLS, replicas, the node's id and the lease TTL.
+type clusterConfig struct {
+	natsURLs              []string
+	user, password, token string
+	nkeySeedFile          string
+	credsFile             string
+	tls                   *bus.TLSConfig
+	replicas              int
+	nodeID                string
+	leaseTTL              time.Duration
+}
+
+// runtimeConfig returns the facade's Config of a node on the external NATS
+// at urls (the first one is NATSURL, the others NATSURLs).
+func (c clusterConfig) runtimeConfig(urls []string) weft.Config {
+	cfg := weft.Config{
+		NATSUser: c.user, NATSPassword: c.password, NATSToken: c.token,
+		NATSNKeySeedFile: c.nkeySeedFile, NATSCredsFile: c.credsFile, TLS: c.tls,
+		Replicas: c.replicas, NodeID: c.nodeID, LeaseTTL: c.leaseTTL,
+	}
+	if len(urls) > 0 {
+		cfg.NATSURL, cfg.NATSURLs = urls[0], urls[1:]
+	}
+	return cfg
 }
 
 // node is a running weft node with the demo agent registered: a runtime on
@@ -51,7 +83,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	switch {
 	case cfg.natsURL != "":
 		n.url = cfg.natsURL
-		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: cfg.natsURL}); err != nil {
+		if n.rt, err = weft.Start(ctx, cfg.cluster.runtimeConfig(splitURLs(cfg.natsURL))); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", cfg.natsURL, err)
 		}
 	default:
@@ -93,6 +125,16 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
 	return n, nil
+}
+
+// splitURLs splits a comma-separated list of URLs (spaces around the
+// commas allowed).
+func splitURLs(list string) []string {
+	var out []string
+	for _, u := range strings.Split(list, ",") {
+		out = append(out, strings.TrimSpace(u))
+	}
+	return out
 }
 
 // close stops the runtime, then the embedded server, then removes a

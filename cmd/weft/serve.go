@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 )
 
@@ -36,7 +41,18 @@ With --demo it also starts the demo run and leaves it waiting for an
 approval: decide it from a second terminal with weft approve.`, stderr)
 	var o serveOptions
 	fs.StringVar(&o.node.dataDir, "data", "", "keep the event log in `DIR` (default: a temporary directory, removed at exit)")
-	fs.StringVar(&o.node.natsURL, "nats", "", "run on the external NATS at `URL` instead of an embedded server")
+	fs.StringVar(&o.node.natsURL, "nats", "", "run on the external NATS at `URL` instead of an embedded server (a comma-separated list: the seed URLs of a cluster)")
+	c := &o.node.cluster
+	fs.StringVar(&c.nodeID, "node-id", "", "with --nats: this node's `ID` in the session leases (default: a random one)")
+	fs.DurationVar(&c.leaseTTL, "lease-ttl", 0, "with --nats: how long a session lease lives without renewal, the same on every node (default 10s); a survivor takes over the running sessions of a dead node within about twice this")
+	fs.IntVar(&c.replicas, "replicas", 0, "with --nats: JetStream replicas of the event log and the lease bucket, 1 to 5 (default 1)")
+	fs.StringVar(&c.user, "user", "", "with --nats: authenticate as `NAME` (the password is read from $WEFT_NATS_PASSWORD)")
+	fs.StringVar(&c.credsFile, "creds", "", "with --nats: authenticate with the NATS credentials `FILE` (JWT and nkey seed)")
+	fs.StringVar(&c.nkeySeedFile, "nkey", "", "with --nats: authenticate with the nkey seed in `FILE`")
+	var tlsCfg bus.TLSConfig
+	fs.StringVar(&tlsCfg.CAFile, "tls-ca", "", "with --nats: connect with TLS, trusting the CA certificates in `FILE`")
+	fs.StringVar(&tlsCfg.CertFile, "tls-cert", "", "with --nats: the client certificate `FILE` of TLS (with --tls-key)")
+	fs.StringVar(&tlsCfg.KeyFile, "tls-key", "", "with --nats: the client key `FILE` of TLS (with --tls-cert)")
 	fs.StringVar(&o.node.listen, "listen", defaultListen, "the `HOST:PORT` the embedded server accepts connections on (port -1: any free port)")
 	fs.BoolVar(&o.demo, "demo", false, "start the demo run and leave it waiting for approval")
 	fs.BoolVar(&o.json, "json", false, "print the node's address (and the demo's pending approval) as one JSON object")
@@ -54,13 +70,47 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 		return usageError(fs, "--nats needs a URL")
 	case o.node.natsURL == "" && o.node.listen == "":
 		return usageError(fs, "--listen needs HOST:PORT (other weft commands connect there)")
+	case o.node.natsURL != "" && slices.Contains(splitURLs(o.node.natsURL), ""):
+		return usageError(fs, "--nats %q has an empty URL in its list", o.node.natsURL)
+	case c.leaseTTL < 0:
+		return usageError(fs, "--lease-ttl must be positive, got %v", c.leaseTTL)
+	case set["replicas"] && (c.replicas < 1 || c.replicas > 5):
+		return usageError(fs, "--replicas must be 1 to 5, got %d", c.replicas)
+	case (tlsCfg.CertFile == "") != (tlsCfg.KeyFile == ""):
+		return usageError(fs, "--tls-cert and --tls-key go together")
+	}
+	for _, name := range clusterFlags {
+		if set[name] && o.node.natsURL == "" {
+			return usageError(fs, "--%s is for a node on an external NATS (--nats URL)", name)
+		}
+	}
+	if tlsCfg != (bus.TLSConfig{}) {
+		c.tls = &tlsCfg
+	}
+	c.password = os.Getenv(passwordEnv)
+	if c.user == "" {
+		c.password = ""
+	}
+	if o.node.natsURL != "" {
+		c.token = os.Getenv(tokenEnv)
 	}
 	return serve(ctx, o, stdout, stderr)
 }
 
+// clusterFlags are the flags of serve that need --nats.
+var clusterFlags = []string{"node-id", "lease-ttl", "replicas", "user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key"}
+
+// The environment variables serve reads secrets from (secrets on a command
+// line show in the process list).
+const (
+	passwordEnv = "WEFT_NATS_PASSWORD" // the password of --user
+	tokenEnv    = "WEFT_NATS_TOKEN"    // a token to authenticate with
+)
+
 // serveReport is what serve --json prints once the node is ready.
 type serveReport struct {
 	URL       string      `json:"url"`
+	Node      string      `json:"node,omitempty"`
 	DataDir   string      `json:"data_dir,omitempty"`
 	Agents    []string    `json:"agents"`
 	Recovered []string    `json:"recovered"`
@@ -86,7 +136,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 	}()
 	var mu sync.Mutex
 	stdout = &lockedWriter{mu: &mu, w: stdout}
-	rep := serveReport{URL: n.url, Agents: []string{demoAgent}, Recovered: n.recovered}
+	rep := serveReport{URL: n.url, Node: n.rt.NodeID(), Agents: []string{demoAgent}, Recovered: n.recovered}
 	if n.tmp {
 		rep.DataDir = n.dataDir
 	} else {
@@ -118,6 +168,19 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 			reportSettled(ctx, ch, res.RunID, o.json, stdout)
 		}()
 	}
+	if o.node.natsURL != "" {
+		// A node of a cluster takes over the running sessions of a dead
+		// node without waiting for a command to arrive.
+		every := o.node.cluster.leaseTTL
+		if every == 0 {
+			every = actors.DefaultLeaseTTL
+		}
+		watched.Add(1)
+		go func() {
+			defer watched.Done()
+			recoverEvery(ctx, n.rt, every, rep.Recovered, stderr)
+		}()
+	}
 	if o.json {
 		b, err := json.Marshal(rep)
 		if err != nil {
@@ -132,6 +195,43 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 		fmt.Fprintln(stdout, "weft serve: stopping")
 	}
 	return nil
+}
+
+// recoverEvery calls rt.Recover every period until ctx ends, so that the
+// running sessions of a node that died (its leases expire a lease TTL after
+// its last renewal) are carried on here; it notes on w each session it
+// starts driving. driving are the sessions the node recovered at start.
+func recoverEvery(ctx context.Context, rt *weft.Runtime, period time.Duration, driving []string, w io.Writer) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	known := map[string]bool{}
+	for _, id := range driving {
+		known[id] = true
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// Recover lists the running sessions this node drives, those it
+		// drove already included.
+		ids, err := rt.Recover(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				fmt.Fprintf(w, "weft serve: recover: %v\n", err)
+			}
+			continue
+		}
+		now := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			now[id] = true
+			if !known[id] {
+				fmt.Fprintf(w, "weft serve: node %s drives session %s\n", rt.NodeID(), id)
+			}
+		}
+		known = now
+	}
 }
 
 func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
