@@ -49,6 +49,7 @@ type Worker struct {
 	log    *slog.Logger
 	served sync.Map // call id → *running
 	drain  time.Duration
+	slots  chan struct{} // one per call allowed to run at once; nil: no limit
 
 	mu      sync.Mutex
 	serving bool
@@ -86,6 +87,20 @@ func WithID(id string) Option { return func(w *Worker) { w.id = id } }
 // cancelled and abandoned: the worker sends no return for them and stops
 // heartbeating, so the nodes send them to other workers.
 func WithDrain(d time.Duration) Option { return func(w *Worker) { w.drain = d } }
+
+// WithConcurrency limits the calls the worker executes at once to n (n
+// <= 0: no limit, the default). Calls beyond the limit wait in the worker,
+// heartbeating, until a running call returns. NATS queue groups spread
+// calls evenly over workers, not by load: set the limit to what one worker
+// can run, and add workers for throughput.
+func WithConcurrency(n int) Option {
+	return func(w *Worker) {
+		w.slots = nil
+		if n > 0 {
+			w.slots = make(chan struct{}, n)
+		}
+	}
+}
 
 // WithLogger sets the logger of the worker's diagnostics.
 func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
@@ -281,6 +296,21 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 			}
 		}
 	}()
+	if w.slots != nil {
+		select {
+		case w.slots <- struct{}{}:
+			defer func() { <-w.slots }()
+		case <-callCtx.Done():
+			close(done)
+			<-beat
+			msg := "cancelled before it started: " + context.Cause(callCtx).Error()
+			content, _ := json.Marshal(msg)
+			ret := toolsets.Return{CallID: req.CallID, ToolName: req.Name, Kind: toolsets.KindCancelled, IsError: true,
+				Content: content, Control: &toolsets.Control{Message: msg}}
+			locked(actors.ToolReport{Type: actors.ReportReturned, Return: &ret})
+			return
+		}
+	}
 	actors.ExecuteCall(callCtx, w.reg, req, nil, func(r actors.ToolReport) {
 		if r.Type == actors.ReportReturned {
 			close(done)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,7 @@ const (
 	envChild = "WEFT_WORKER_URL"
 	envHang  = "WEFT_WORKER_HANG"
 	envID    = "WEFT_WORKER_ID"
+	envLimit = "WEFT_WORKER_CONCURRENCY"
 )
 
 func TestMain(m *testing.M) {
@@ -97,8 +99,29 @@ func childTools(id string, hang bool, out func(string)) ([]toolsets.Tool, error)
 			return "deployed, approved by " + tc.Approval.DecidedBy, nil
 		}, toolsets.WithDescription("needs an approval"))),
 	)
-	return tools, err
+	if err != nil {
+		return nil, err
+	}
+	// The benchmark's tools: a batch runs in parallel only when no tool
+	// name repeats in it, so there are benchTools of each.
+	for i := range benchTools {
+		if err := errors.Join(
+			add(toolsets.NewFunc(fmt.Sprintf("echo_%d", i), func(ctx context.Context, _ noArgs) (string, error) {
+				return "ok", nil
+			}, toolsets.WithDescription("answers at once"))),
+			add(toolsets.NewFunc(fmt.Sprintf("wait10ms_%d", i), func(ctx context.Context, _ noArgs) (string, error) {
+				time.Sleep(10 * time.Millisecond)
+				return "ok", nil
+			}, toolsets.WithDescription("waits 10 ms"))),
+		); err != nil {
+			return nil, err
+		}
+	}
+	return tools, nil
 }
+
+// benchTools is how many tools of each benchmark kind a child serves.
+const benchTools = 64
 
 func child(url string) error {
 	id := os.Getenv(envID)
@@ -117,7 +140,8 @@ func child(url string) error {
 		return err
 	}
 	defer nc.Close()
-	w, err := worker.New(nc, tools, worker.WithID(id))
+	limit, _ := strconv.Atoi(os.Getenv(envLimit))
+	w, err := worker.New(nc, tools, worker.WithID(id), worker.WithConcurrency(limit))
 	if err != nil {
 		return err
 	}
@@ -148,10 +172,10 @@ type proc struct {
 
 // startWorker starts a child worker named id connected to url and waits
 // until it serves.
-func startWorker(t *testing.T, url, id string, hang bool) *proc {
+func startWorker(t testing.TB, url, id string, hang bool, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"="+url, envID+"="+id)
+	cmd.Env = append(append(os.Environ(), envChild+"="+url, envID+"="+id), env...)
 	if hang {
 		cmd.Env = append(cmd.Env, envHang+"=1")
 	}
@@ -180,7 +204,7 @@ func startWorker(t *testing.T, url, id string, hang bool) *proc {
 }
 
 // expect waits for a line starting with prefix and returns it.
-func (p *proc) expect(t *testing.T, prefix string) string {
+func (p *proc) expect(t testing.TB, prefix string) string {
 	t.Helper()
 	timeout := time.After(20 * time.Second)
 	for {
@@ -202,7 +226,7 @@ func (p *proc) expect(t *testing.T, prefix string) string {
 }
 
 // node starts a NATS server on loopback and a runtime on it.
-func node(t *testing.T) (*weft.Runtime, string) {
+func node(t testing.TB) (*weft.Runtime, string) {
 	t.Helper()
 	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()})
 	if err != nil {
@@ -239,7 +263,7 @@ func callModel() llm.Model {
 	})
 }
 
-func prompt(t *testing.T, calls ...llm.ToolCall) string {
+func prompt(t testing.TB, calls ...llm.ToolCall) string {
 	t.Helper()
 	b, err := json.Marshal(calls)
 	if err != nil {
@@ -249,7 +273,7 @@ func prompt(t *testing.T, calls ...llm.ToolCall) string {
 }
 
 // agent registers an agent with the remote tools named.
-func agent(t *testing.T, rt *weft.Runtime, names ...string) *weft.Agent {
+func agent(t testing.TB, rt *weft.Runtime, names ...string) *weft.Agent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -266,7 +290,7 @@ func agent(t *testing.T, rt *weft.Runtime, names ...string) *weft.Agent {
 
 // returns gives the run's tool.returned returns by call id (the last of
 // each call).
-func returns(t *testing.T, s *weft.Session, runID string) map[string]toolsets.Return {
+func returns(t testing.TB, s *weft.Session, runID string) map[string]toolsets.Return {
 	t.Helper()
 	evs, err := s.Events(t.Context(), runID)
 	if err != nil {
@@ -291,7 +315,7 @@ func returns(t *testing.T, s *weft.Session, runID string) map[string]toolsets.Re
 }
 
 // countReturned counts the run's tool.returned events.
-func countReturned(t *testing.T, s *weft.Session, runID string) int {
+func countReturned(t testing.TB, s *weft.Session, runID string) int {
 	t.Helper()
 	evs, err := s.Events(t.Context(), runID)
 	if err != nil {
@@ -632,5 +656,67 @@ func TestNewErrors(t *testing.T) {
 				t.Errorf("error %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConcurrencyLimit runs four parallel calls on a worker limited to
+// one call at a time: they all return, never two at once.
+func TestConcurrencyLimit(t *testing.T) {
+	rt, url := node(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	var mu sync.Mutex
+	running, most := 0, 0
+	var tools []toolsets.Tool
+	var names []string
+	var calls []llm.ToolCall
+	for i := range 4 {
+		name := fmt.Sprintf("probe_%d", i)
+		tool, err := toolsets.NewFunc(name, func(ctx context.Context, _ noArgs) (string, error) {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return "ok", nil
+		}, toolsets.WithDescription("probes concurrency"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, names = append(tools, tool), append(names, name)
+		calls = append(calls, call(fmt.Sprintf("c%d", i), name, `{}`))
+	}
+	w, err := worker.New(nc, tools, worker.WithConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	a := agent(t, rt, names...)
+	s := a.NewSession()
+	res, err := s.Run(t.Context(), prompt(t, calls...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for id, r := range returns(t, s, res.RunID) {
+		got[id] = content(r)
+	}
+	if d := cmp.Diff(map[string]string{"c0": "ok", "c1": "ok", "c2": "ok", "c3": "ok"}, got); d != "" {
+		t.Errorf("returns (-want +got):\n%s", d)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if most != 1 {
+		t.Errorf("%d calls ran at once, want 1", most)
 	}
 }

@@ -30,7 +30,7 @@ var workerToolsets = map[string]func() ([]toolsets.Tool, error){
 // runWorker serves the tools of --tools to the nodes on --nats until ctx
 // ends (SIGINT, SIGTERM).
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID]", `
+	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID] [--concurrency N]", `
 Serves tools to weft nodes as a remote tool worker (docs/worker-protocol.md):
 it answers the calls of its tools from the NATS queue group weft-workers, so
 starting more workers adds throughput, until SIGINT or SIGTERM. Nodes offer
@@ -39,12 +39,16 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 	url := fs.String("nats", "nats://"+defaultListen, "the NATS `URL` of the weft nodes")
 	set := fs.String("tools", "demo", "the `SET` of tools to serve: demo")
 	id := fs.String("id", "", "the worker's `ID` in descriptions (default: a random one)")
+	limit := fs.Int("concurrency", 0, "run at most `N` calls at once (0: no limit)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usageError(fs, "takes no arguments, got %q", pos)
+	}
+	if *limit < 0 {
+		return usageError(fs, "--concurrency must not be negative, got %d", *limit)
 	}
 	build, ok := workerToolsets[*set]
 	if !ok {
@@ -59,7 +63,7 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 		return fmt.Errorf("worker: connect to %s: %w", *url, err)
 	}
 	defer nc.Close()
-	opts := []worker.Option{worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))}
+	opts := []worker.Option{worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))), worker.WithConcurrency(*limit)}
 	if *id != "" {
 		opts = append(opts, worker.WithID(*id))
 	}

@@ -25,7 +25,7 @@ func TestWorker(t *testing.T) {
 	var werr error
 	go func() {
 		defer close(done)
-		werr = run(wctx, []string{"worker", "--nats", n.url, "--id", "w1"}, stdout, stderr)
+		werr = run(wctx, []string{"worker", "--nats", n.url, "--id", "w1", "--concurrency", "2"}, stdout, stderr)
 	}()
 	stdout.waitFor(t, ctx, done, "worker w1 serving lookup, fetch_ticket, deploy")
 
@@ -73,6 +73,7 @@ func TestWorkerUsage(t *testing.T) {
 		{"unknown tool set", []string{"worker", "--tools", "nope"}},
 		{"argument", []string{"worker", "extra"}},
 		{"unknown flag", []string{"worker", "--bogus"}},
+		{"negative concurrency", []string{"worker", "--concurrency", "-1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := cli(t, tc.args...)
