@@ -62,6 +62,9 @@ type ToolRequest struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Approval is set for an approved call.
 	Approval *toolsets.Approval `json:"approval,omitempty"`
+	// Metadata is the run's metadata (a JSON object), sent to remote tool
+	// workers only: a host's own tool actor reads it from the run.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // The ToolReport types.

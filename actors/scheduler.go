@@ -13,7 +13,8 @@ import (
 
 // AddRemoteTools tells the host that the tools named are served by remote
 // tool workers (docs/worker-protocol.md): their calls go to
-// <root>.worker.call.<name> instead of to a tool actor. Other tools stay
+// <root>.worker.call.<name> instead of to a tool actor, for every agent of
+// the host (a local tool of the same name is shadowed). Other tools stay
 // local.
 func (h *Host) AddRemoteTools(names ...string) {
 	for _, n := range names {
@@ -165,6 +166,12 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 	subject, err := WorkerCallSubject(a.h.subj, call.Name)
 	if err != nil {
 		return err
+	}
+	if v, ok := a.h.runs.Load(runKey(call.SessionID, call.RunID)); ok {
+		e := v.(*runEntry)
+		e.mu.RLock()
+		call.Metadata = e.meta
+		e.mu.RUnlock()
 	}
 	data, err := json.Marshal(&call)
 	if err != nil {

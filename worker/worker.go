@@ -311,7 +311,7 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 			return
 		}
 	}
-	actors.ExecuteCall(callCtx, w.reg, req, nil, func(r actors.ToolReport) {
+	actors.ExecuteCall(callCtx, w.reg, req, req.Metadata, func(r actors.ToolReport) {
 		if r.Type == actors.ReportReturned {
 			close(done)
 			<-beat

@@ -82,6 +82,10 @@ func childTools(id string, hang bool, out func(string)) ([]toolsets.Tool, error)
 			}
 			return id + " " + tc.CallID, nil
 		}, toolsets.WithDescription("waits"))),
+		add(toolsets.NewContextFunc("meta", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
+			v, _ := tc.Metadata("ticket")
+			return fmt.Sprint(v), nil
+		}, toolsets.WithDescription("shows the run's ticket"))),
 		add(toolsets.NewFunc("fail", func(ctx context.Context, a failArgs) (string, error) {
 			switch a.Kind {
 			case "feedback":
@@ -343,15 +347,16 @@ func call(id, name, args string) llm.ToolCall {
 func TestRemoteReturnsAndErrors(t *testing.T) {
 	rt, url := node(t)
 	startWorker(t, url, "w1", false)
-	a := agent(t, rt, "whoami", "fail")
+	a := agent(t, rt, "whoami", "fail", "meta")
 	s := a.NewSession()
 	res, err := s.Run(t.Context(), prompt(t,
 		call("c1", "whoami", `{}`),
+		call("c6", "meta", `{}`),
 		call("c2", "fail", `{"kind":"feedback"}`),
 		call("c3", "fail", `{"kind":"user"}`),
 		call("c4", "fail", `{"kind":"exec"}`),
 		call("c5", "fail", `{"kind":7}`),
-	))
+	), weft.WithMetadata(map[string]any{"ticket": "T-7"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,6 +382,7 @@ func TestRemoteReturnsAndErrors(t *testing.T) {
 		"c3": {Kind: toolsets.KindUserError, Attempts: 1},
 		"c4": {Kind: toolsets.KindExecution, Attempts: 2},
 		"c5": {Kind: toolsets.KindInvalidArguments, Attempts: 0},
+		"c6": {Kind: toolsets.KindSuccess, Content: "T-7", Attempts: 1},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("returns (-want +got):\n%s", d)
@@ -718,5 +724,49 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	if most != 1 {
 		t.Errorf("%d calls ran at once, want 1", most)
+	}
+}
+
+// TestRemoteNoWorker describes a tool nobody serves: the node delivers the
+// call MaxDeliveries times, a heartbeat deadline apart, then fails it.
+func TestRemoteNoWorker(t *testing.T) {
+	rt, url := node(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	def := toolsets.Definition{Name: "ghost", Description: "never answers", Parameters: json.RawMessage(`{"type":"object"}`)}
+	desc, _ := json.Marshal(actors.WorkerDescription{WorkerID: "ghost", Tools: []toolsets.Definition{def}})
+	if _, err := nc.Subscribe(actors.WorkerDescribeSubject(bus.Default), func(m *nats.Msg) { _ = m.Respond(desc) }); err != nil {
+		t.Fatal(err)
+	}
+	subject, _ := actors.WorkerCallSubject(bus.Default, "ghost")
+	var mu sync.Mutex
+	var deliveries []string
+	if _, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		mu.Lock()
+		defer mu.Unlock()
+		deliveries = append(deliveries, m.Header.Get(actors.HeaderCallID)+"#"+m.Header.Get(actors.HeaderDelivery))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a := agent(t, rt, "ghost")
+	s := a.NewSession()
+	res, err := s.Run(t.Context(), prompt(t, call("c1", "ghost", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := returns(t, s, res.RunID)["c1"]
+	if r.Kind != toolsets.KindExecution || !strings.Contains(content(r), "no worker reported") {
+		t.Errorf("return %s %q, want an execution error saying no worker reported", r.Kind, content(r))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"c1#1", "c1#2", "c1#3"}, deliveries); d != "" {
+		t.Errorf("deliveries (-want +got):\n%s", d)
 	}
 }
