@@ -73,7 +73,8 @@
 //	                               the scheduler records attempt 1 as started when it sends
 //	                               the request, which saves a message per call.
 //	weft.worker.call.<name>        the same request (headers Weft-Call-Id, Weft-Delivery,
-//	                               Weft-Heartbeat-Ms) for tools served by remote workers
+//	                               Weft-Heartbeat-Ms; the body adds the run's "metadata")
+//	                               for tools served by remote workers
 //	                               (Host.AddRemoteTools), in queue group "weft-workers";
 //	                               the same reports plus {"type":"heartbeat"} every
 //	                               WorkerHeartbeat. A call silent for MissedHeartbeats
