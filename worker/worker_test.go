@@ -82,6 +82,12 @@ func childTools(id string, hang bool, out func(string)) ([]toolsets.Tool, error)
 			}
 			return id + " " + tc.CallID, nil
 		}, toolsets.WithDescription("waits"))),
+		add(toolsets.NewContextFunc("nap", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
+			out("STARTED " + id + " " + tc.CallID)
+			time.Sleep(1500 * time.Millisecond)
+			out("DONE " + id + " " + tc.CallID)
+			return id + " " + tc.CallID, nil
+		}, toolsets.WithDescription("naps 1.5 s"))),
 		add(toolsets.NewContextFunc("meta", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
 			v, _ := tc.Metadata("ticket")
 			return fmt.Sprint(v), nil
@@ -768,5 +774,50 @@ func TestRemoteNoWorker(t *testing.T) {
 	defer mu.Unlock()
 	if d := cmp.Diff([]string{"c1#1", "c1#2", "c1#3"}, deliveries); d != "" {
 		t.Errorf("deliveries (-want +got):\n%s", d)
+	}
+}
+
+// TestRemoteWorkerCutOff stops a worker process (SIGSTOP) mid-call past the
+// heartbeat deadline: the call completes on another worker with the same
+// call id, and the stopped worker's late return, once it continues, is
+// ignored.
+func TestRemoteWorkerCutOff(t *testing.T) {
+	rt, url := node(t)
+	cut := startWorker(t, url, "cut", false)
+	a := agent(t, rt, "nap", "whoami")
+	s := a.NewSession()
+	type outcome struct {
+		res *weft.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := s.Run(t.Context(), prompt(t, call("c1", "nap", `{}`)))
+		done <- outcome{res, err}
+	}()
+	cut.expect(t, "STARTED cut c1")
+	if err := cut.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	spare := startWorker(t, url, "spare", false)
+	spare.expect(t, "STARTED spare c1")
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if err := cut.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	cut.expect(t, "DONE cut c1")
+	// Another run on the session: the late return has crossed NATS by the
+	// time it is done.
+	if _, err := s.Run(t.Context(), prompt(t, call("c2", "whoami", `{}`))); err != nil {
+		t.Fatal(err)
+	}
+	if n := countReturned(t, s, o.res.RunID); n != 1 {
+		t.Errorf("%d tool.returned, want 1", n)
+	}
+	if got, want := content(returns(t, s, o.res.RunID)["c1"]), "spare c1"; got != want {
+		t.Errorf("return %q, want %q", got, want)
 	}
 }
