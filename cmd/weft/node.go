@@ -26,7 +26,14 @@ type nodeConfig struct {
 	// cluster is how a node on external NATS joins the cluster (its
 	// fields are the facade's Config fields of the same names).
 	cluster clusterConfig
+	// remoteTools gives the demo agent the demo tools served by remote
+	// tool workers (weft worker --tools demo) instead of its own.
+	remoteTools bool
 }
+
+// remoteToolsWait bounds how long a node with remote tools waits for a
+// worker to describe them at start.
+const remoteToolsWait = 30 * time.Second
 
 // clusterConfig is the cluster part of weft.Config: more seed URLs,
 // authentication, TLS, replicas, the node's id and the lease TTL.
@@ -117,6 +124,19 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	acfg, err := demoAgentConfig()
 	if err != nil {
 		return nil, fmt.Errorf("build the demo agent's tools: %w", err)
+	}
+	if cfg.remoteTools {
+		names := make([]string, len(acfg.Tools))
+		for i, t := range acfg.Tools {
+			names[i] = t.Definition().Name
+		}
+		dctx, cancel := context.WithTimeout(ctx, remoteToolsWait)
+		ts, err := n.rt.RemoteTools(dctx, names...)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("the demo tools from the workers (is weft worker --tools demo running?): %w", err)
+		}
+		acfg.Tools, acfg.Toolsets = nil, append(acfg.Toolsets, ts)
 	}
 	if n.agent, err = n.rt.NewAgent(demoAgent, acfg); err != nil {
 		return nil, err

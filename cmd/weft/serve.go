@@ -42,6 +42,7 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	var o serveOptions
 	fs.StringVar(&o.node.dataDir, "data", "", "keep the event log in `DIR` (default: a temporary directory, removed at exit)")
 	fs.StringVar(&o.node.natsURL, "nats", "", "run on the external NATS at `URL` instead of an embedded server (a comma-separated list: the seed URLs of a cluster)")
+	fs.BoolVar(&o.node.remoteTools, "remote-tools", false, "with --nats: the demo agent calls the demo tools served by remote tool workers (weft worker --tools demo), waiting up to 30s at start for one to describe them")
 	c := &o.node.cluster
 	fs.StringVar(&c.nodeID, "node-id", "", "with --nats: this node's `ID` in the session leases (default: a random one)")
 	fs.DurationVar(&c.leaseTTL, "lease-ttl", 0, "with --nats: how long a session lease lives without renewal, the same on every node (default 10s); a survivor takes over the running sessions of a dead node within about twice this")
@@ -98,7 +99,7 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 }
 
 // clusterFlags are the flags of serve that need --nats.
-var clusterFlags = []string{"node-id", "lease-ttl", "replicas", "user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key"}
+var clusterFlags = []string{"remote-tools", "node-id", "lease-ttl", "replicas", "user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key"}
 
 // The environment variables serve reads secrets from (secrets on a command
 // line show in the process list).

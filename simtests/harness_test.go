@@ -1,0 +1,408 @@
+package simtests
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+)
+
+// testTimeout bounds each simulation test, processes included.
+const testTimeout = 60 * time.Second
+
+// leaseTTL is the lease TTL of the weft nodes: short, so that takeovers
+// happen within the tests' budget.
+const leaseTTL = time.Second
+
+// bins holds the binaries built once per test run.
+var bins struct {
+	dir        string
+	weft, nats string
+	err        error
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := func() int {
+		if testing.Short() {
+			return m.Run() // the tests skip themselves
+		}
+		dir, err := os.MkdirTemp("", "weft-simtests-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "simtests:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		bins.dir = dir
+		bins.weft, bins.nats = filepath.Join(dir, "weft"), filepath.Join(dir, "nats-server")
+		bins.err = buildBinaries(bins.weft, bins.nats)
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// buildBinaries builds weft and nats-server (from the module cache: the
+// nats-server module is a dependency of weft).
+func buildBinaries(weft, natsServer string) error {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	for _, b := range []struct{ out, pkg string }{
+		{weft, "github.com/weft-run/weft/cmd/weft"},
+		{natsServer, "github.com/nats-io/nats-server/v2"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		out, err := exec.CommandContext(ctx, gobin, "build", "-o", b.out, b.pkg).CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
+		}
+	}
+	return nil
+}
+
+// harness is one test's processes, their logs and its deadline.
+type harness struct {
+	t   *testing.T
+	ctx context.Context
+	dir string
+
+	mu    sync.Mutex
+	procs []*proc
+}
+
+// newHarness returns a harness bounded by testTimeout; at cleanup it kills
+// and reaps every process and, if the test failed, prints their logs.
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulation tests start processes; skipped with -short")
+	}
+	if bins.err != nil {
+		t.Fatal(bins.err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	h := &harness{t: t, ctx: ctx, dir: t.TempDir()}
+	t.Cleanup(func() {
+		cancel()
+		h.mu.Lock()
+		procs := h.procs
+		h.mu.Unlock()
+		for _, p := range procs {
+			p.kill()
+		}
+		if t.Failed() {
+			for _, p := range procs {
+				b, _ := os.ReadFile(p.log)
+				t.Logf("---- log of %s (%s) ----\n%s", p.name, p.log, b)
+			}
+		}
+	})
+	return h
+}
+
+// proc is a child process: its stdout lines are kept (and written to its
+// log with stderr).
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{} // closed when the process has been reaped
+
+	mu    sync.Mutex
+	lines []string
+	more  chan struct{} // closed and replaced when a line arrives
+}
+
+// start starts bin with args as name; the harness kills it at cleanup.
+func (h *harness) start(name, bin string, args ...string) *proc {
+	h.t.Helper()
+	logPath := filepath.Join(h.dir, name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = f
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{}), more: make(chan struct{})}
+	fmt.Fprintf(f, "## %s %s\n", bin, strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		h.t.Fatalf("start %s: %v", name, err)
+	}
+	h.mu.Lock()
+	h.procs = append(h.procs, p)
+	h.mu.Unlock()
+	go func() {
+		defer close(p.done)
+		defer f.Close()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintf(f, "[stdout] %s\n", line)
+			p.mu.Lock()
+			p.lines = append(p.lines, line)
+			close(p.more)
+			p.more = make(chan struct{})
+			p.mu.Unlock()
+		}
+		_, _ = io.Copy(io.Discard, out)
+		err := cmd.Wait()
+		fmt.Fprintf(f, "## exited: %v\n", err)
+	}()
+	return p
+}
+
+// waitLine returns the first stdout line that match accepts.
+func (p *proc) waitLine(ctx context.Context, match func(string) bool) (string, error) {
+	seen := 0
+	for {
+		p.mu.Lock()
+		lines, more := p.lines, p.more
+		p.mu.Unlock()
+		for ; seen < len(lines); seen++ {
+			if match(lines[seen]) {
+				return lines[seen], nil
+			}
+		}
+		select {
+		case <-more:
+		case <-p.done:
+			return "", fmt.Errorf("%s exited (see %s)", p.name, p.log)
+		case <-ctx.Done():
+			return "", fmt.Errorf("wait for a line of %s: %w", p.name, ctx.Err())
+		}
+	}
+}
+
+// signal sends sig to the process (if it still runs).
+func (p *proc) signal(sig syscall.Signal) {
+	select {
+	case <-p.done:
+	default:
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+// kill sends SIGKILL (after SIGCONT, in case it is stopped) and reaps it.
+func (p *proc) kill() {
+	p.signal(syscall.SIGCONT)
+	p.signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// natsNode is one server of the NATS cluster.
+type natsNode struct {
+	name        string
+	conf, store string
+	port, route int
+	p           *proc
+}
+
+func (n *natsNode) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+
+// cluster is a three-node nats-server cluster with JetStream.
+type cluster struct {
+	h     *harness
+	nodes []*natsNode
+}
+
+// urls returns the client URLs of every server.
+func (c *cluster) urls() []string {
+	out := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.url()
+	}
+	return out
+}
+
+// startCluster starts three nats-servers routed to each other, each with
+// its own config file and store directory, and waits until JetStream has
+// a meta leader.
+func (h *harness) startCluster() *cluster {
+	h.t.Helper()
+	c := &cluster{h: h}
+	for i := range 3 {
+		n := &natsNode{name: fmt.Sprintf("nats%d", i+1), port: freePort(h.t), route: freePort(h.t)}
+		n.store = filepath.Join(h.dir, n.name, "store")
+		n.conf = filepath.Join(h.dir, n.name, "server.conf")
+		c.nodes = append(c.nodes, n)
+	}
+	for _, n := range c.nodes {
+		var routes []string
+		for _, o := range c.nodes {
+			if o != n {
+				routes = append(routes, fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", o.route)))
+			}
+		}
+		conf := fmt.Sprintf(`server_name: %q
+listen: "127.0.0.1:%d"
+jetstream {
+  store_dir: %q
+}
+cluster {
+  name: "weftsim"
+  listen: "127.0.0.1:%d"
+  routes: [%s]
+}
+`, n.name, n.port, n.store, n.route, strings.Join(routes, ", "))
+		if err := os.MkdirAll(n.store, 0o755); err != nil {
+			h.t.Fatal(err)
+		}
+		if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+		c.startNode(n)
+	}
+	c.waitReady()
+	return c
+}
+
+// startNode starts (or restarts) n on its config and store.
+func (c *cluster) startNode(n *natsNode) {
+	n.p = c.h.start(n.name, bins.nats, "-c", n.conf)
+}
+
+// restart kills server i and starts it again on the same store; it waits
+// until the cluster has a JetStream meta leader again.
+func (c *cluster) restart(i int) {
+	c.h.t.Helper()
+	n := c.nodes[i]
+	n.p.kill()
+	c.startNode(n)
+	c.waitReady()
+}
+
+// waitReady waits until every server accepts clients and JetStream
+// answers on each (the cluster has a meta leader).
+func (c *cluster) waitReady() {
+	c.h.t.Helper()
+	for _, n := range c.nodes {
+		err := retry(c.h.ctx, func(ctx context.Context) error {
+			nc, err := nats.Connect(n.url(), nats.Timeout(time.Second), nats.NoReconnect())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			js, err := natsjs.New(nc)
+			if err != nil {
+				return err
+			}
+			actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			_, err = js.AccountInfo(actx)
+			return err
+		})
+		if err != nil {
+			c.h.t.Fatalf("%s: JetStream not ready: %v", n.name, err)
+		}
+	}
+}
+
+// retry calls fn every 100 ms until it succeeds, returns a backoffStop or
+// ctx ends.
+func retry(ctx context.Context, fn func(context.Context) error) error {
+	for {
+		err := fn(ctx)
+		var stop backoffStop
+		if err == nil || errors.As(err, &stop) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// serveReport is the part of weft serve --json's first line the tests use.
+type serveReport struct {
+	URL       string   `json:"url"`
+	Node      string   `json:"node"`
+	Agents    []string `json:"agents"`
+	Recovered []string `json:"recovered"`
+}
+
+// weftNode is a weft serve process of the cluster.
+type weftNode struct {
+	id  string
+	p   *proc
+	rep serveReport
+}
+
+// startWeft starts weft serve as node id on the cluster (replicas 3, lease
+// TTL leaseTTL, the demo tools served by the workers) and waits for its
+// report.
+func (h *harness) startWeft(c *cluster, id string) *weftNode {
+	h.t.Helper()
+	p := h.start("weft-"+id, bins.weft, "serve", "--nats", strings.Join(c.urls(), ","), "--remote-tools",
+		"--replicas", "3", "--lease-ttl", leaseTTL.String(), "--node-id", id, "--json")
+	line, err := p.waitLine(h.ctx, func(s string) bool { return strings.HasPrefix(s, "{") })
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	w := &weftNode{id: id, p: p}
+	if err := json.Unmarshal([]byte(line), &w.rep); err != nil {
+		h.t.Fatalf("weft serve %s reported %q: %v", id, line, err)
+	}
+	if w.rep.Node != id {
+		h.t.Fatalf("weft serve --node-id %s reported node %q", id, w.rep.Node)
+	}
+	return w
+}
+
+// startWorker starts weft worker --tools demo as id on the cluster and
+// waits until it serves.
+func (h *harness) startWorker(c *cluster, id string) *proc {
+	h.t.Helper()
+	p := h.start("worker-"+id, bins.weft, "worker", "--nats", strings.Join(c.urls(), ","), "--tools", "demo", "--id", id)
+	if _, err := p.waitLine(h.ctx, func(s string) bool { return strings.HasPrefix(s, "worker "+id+" serving") }); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// startAll starts the NATS cluster, two workers and weft nodes a and b,
+// and a client.
+func (h *harness) startAll() (*cluster, map[string]*weftNode, *client) {
+	h.t.Helper()
+	nc := h.startCluster()
+	h.startWorker(nc, "w1")
+	h.startWorker(nc, "w2")
+	nodes := map[string]*weftNode{"a": h.startWeft(nc, "a"), "b": h.startWeft(nc, "b")}
+	return nc, nodes, h.newClient(nc)
+}
