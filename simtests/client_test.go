@@ -65,8 +65,9 @@ func (h *harness) newClient(c *cluster) *client {
 }
 
 // command sends verb with body to session, retrying while no node answers,
-// the request times out or the answering node no longer owns the session,
-// until ctx ends. A refusal is returned as the *actors.CommandError.
+// the request times out, the answering node no longer owns the session or
+// fails internally (JetStream unavailable while a server restarts), until
+// ctx ends. A refusal is returned as the *actors.CommandError.
 func (c *client) command(ctx context.Context, session, verb string, body any) (actors.CommandReply, error) {
 	var reply actors.CommandReply
 	subject, err := bus.Default.Command(session, verb)
@@ -88,7 +89,8 @@ func (c *client) command(ctx context.Context, session, verb string, body any) (a
 		if err := json.Unmarshal(msg.Data, &reply); err != nil {
 			return fmt.Errorf("reply %q: %w", msg.Data, err)
 		}
-		if reply.Error != nil && errors.Is(reply.Error, actors.ErrSessionOwned) {
+		if reply.Error != nil && (errors.Is(reply.Error, actors.ErrSessionOwned) || errors.Is(reply.Error, actors.ErrInternal)) {
+			c.t.Logf("%s %s: %v (retrying)", verb, session, reply.Error)
 			return reply.Error
 		}
 		return nil
@@ -106,30 +108,33 @@ func (c *client) command(ctx context.Context, session, verb string, body any) (a
 func runID(session string) string { return session + "-run" }
 
 // startRun starts the demo run in session (a start is idempotent, so a
-// retried one is safe).
-func (c *client) startRun(ctx context.Context, session string) error {
-	_, err := c.command(ctx, session, actors.VerbStart, actors.StartCommand{RunID: runID(session), Agent: demoAgent, Prompt: demoPrompt})
-	return err
+// retried one is safe) and returns the session's version the node
+// reported.
+func (c *client) startRun(ctx context.Context, session string) (uint64, error) {
+	r, err := c.command(ctx, session, actors.VerbStart, actors.StartCommand{RunID: runID(session), Agent: demoAgent, Prompt: demoPrompt})
+	return r.Version, err
 }
 
 // approve approves the deploy the run of session waits for. A resume whose
 // reply was lost (its node died after appending it) is retried and then
 // refused as not waiting: that counts when the log holds the decision.
-func (c *client) approve(ctx context.Context, session string) error {
+// It returns the session's version the node reported (or that of the
+// decision).
+func (c *client) approve(ctx context.Context, session string) (uint64, error) {
 	cmd := actors.ResumeCommand{RunID: runID(session), Decisions: []actors.Decision{{ID: demoApproval, Action: actors.ActionApprove, By: "simtests"}}}
-	_, err := c.command(ctx, session, actors.VerbResume, cmd)
+	r, err := c.command(ctx, session, actors.VerbResume, cmd)
 	if errors.Is(err, actors.ErrNotWaiting) || errors.Is(err, actors.ErrRunEnded) {
 		evs, rerr := c.read(ctx, session)
 		if rerr != nil {
-			return rerr
+			return 0, rerr
 		}
 		for _, ev := range evs {
 			if ev.Type == events.TypeApprovalDecided && ev.ToolCallID == demoApproval {
-				return nil
+				return ev.Version, nil
 			}
 		}
 	}
-	return err
+	return r.Version, err
 }
 
 // read returns the events of session's stream.
@@ -153,13 +158,18 @@ func settled(evs []events.Event) events.Type {
 }
 
 // await polls session's stream until its run settles as want, and returns
-// its events; a run that settles otherwise is an error.
-func (c *client) await(ctx context.Context, session string, want events.Type) ([]events.Event, error) {
+// its events; a run that settles otherwise is an error. The stream is
+// judged once it holds version since (a read may be served by a
+// replica that lags behind the command's append).
+func (c *client) await(ctx context.Context, session string, want events.Type, since uint64) ([]events.Event, error) {
 	var evs []events.Event
 	err := retry(ctx, func(ctx context.Context) error {
 		var err error
 		if evs, err = c.read(ctx, session); err != nil {
 			return err
+		}
+		if uint64(len(evs)) < since {
+			return fmt.Errorf("session %s: %d events, the node reported version %d", session, len(evs), since)
 		}
 		switch got := settled(evs); got {
 		case want:

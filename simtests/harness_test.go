@@ -105,11 +105,16 @@ func newHarness(t *testing.T) *harness {
 		h.mu.Lock()
 		procs := h.procs
 		h.mu.Unlock()
+		logs := map[string]bool{}
 		for _, p := range procs {
 			p.kill()
 		}
 		if t.Failed() {
 			for _, p := range procs {
+				if logs[p.log] {
+					continue
+				}
+				logs[p.log] = true
 				b, _ := os.ReadFile(p.log)
 				t.Logf("---- log of %s (%s) ----\n%s", p.name, p.log, b)
 			}
@@ -134,22 +139,33 @@ type proc struct {
 // start starts bin with args as name; the harness kills it at cleanup.
 func (h *harness) start(name, bin string, args ...string) *proc {
 	h.t.Helper()
+	p, err := h.startProc(name, bin, args...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// startProc is start returning its error (for other goroutines than the
+// test's). A restarted process appends to the same log.
+func (h *harness) startProc(name, bin string, args ...string) (*proc, error) {
 	logPath := filepath.Join(h.dir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		h.t.Fatal(err)
+		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = f
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		h.t.Fatal(err)
+		f.Close()
+		return nil, err
 	}
 	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{}), more: make(chan struct{})}
 	fmt.Fprintf(f, "## %s %s\n", bin, strings.Join(args, " "))
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		h.t.Fatalf("start %s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	h.mu.Lock()
 	h.procs = append(h.procs, p)
@@ -172,7 +188,7 @@ func (h *harness) start(name, bin string, args ...string) *proc {
 		err := cmd.Wait()
 		fmt.Fprintf(f, "## exited: %v\n", err)
 	}()
-	return p
+	return p, nil
 }
 
 // waitLine returns the first stdout line that match accepts.
@@ -298,18 +314,28 @@ func (c *cluster) startNode(n *natsNode) {
 
 // restart kills server i and starts it again on the same store; it waits
 // until the cluster has a JetStream meta leader again.
-func (c *cluster) restart(i int) {
-	c.h.t.Helper()
+func (c *cluster) restart(i int) error {
 	n := c.nodes[i]
 	n.p.kill()
-	c.startNode(n)
-	c.waitReady()
+	p, err := c.h.startProc(n.name, bins.nats, "-c", n.conf)
+	if err != nil {
+		return err
+	}
+	n.p = p
+	return c.ready()
 }
 
 // waitReady waits until every server accepts clients and JetStream
 // answers on each (the cluster has a meta leader).
 func (c *cluster) waitReady() {
 	c.h.t.Helper()
+	if err := c.ready(); err != nil {
+		c.h.t.Fatal(err)
+	}
+}
+
+// ready is waitReady returning its error.
+func (c *cluster) ready() error {
 	for _, n := range c.nodes {
 		err := retry(c.h.ctx, func(ctx context.Context) error {
 			nc, err := nats.Connect(n.url(), nats.Timeout(time.Second), nats.NoReconnect())
@@ -327,9 +353,29 @@ func (c *cluster) waitReady() {
 			return err
 		})
 		if err != nil {
-			c.h.t.Fatalf("%s: JetStream not ready: %v", n.name, err)
+			return fmt.Errorf("%s: JetStream not ready: %w", n.name, err)
 		}
 	}
+	// A meta leader may know fewer than three peers for a while: wait
+	// until a stream of three replicas can be placed.
+	return retry(c.h.ctx, func(ctx context.Context) error {
+		nc, err := nats.Connect(strings.Join(c.urls(), ","), nats.Timeout(time.Second), nats.NoReconnect())
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		js, err := natsjs.New(nc)
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		const probe = "SIMTESTS_PROBE"
+		if _, err := js.CreateStream(sctx, natsjs.StreamConfig{Name: probe, Subjects: []string{"simtests.probe"}, Replicas: 3, Storage: natsjs.MemoryStorage}); err != nil {
+			return fmt.Errorf("place a stream of three replicas: %w", err)
+		}
+		return js.DeleteStream(sctx, probe)
+	})
 }
 
 // retry calls fn every 100 ms until it succeeds, returns a backoffStop or
@@ -396,13 +442,32 @@ func (h *harness) startWorker(c *cluster, id string) *proc {
 	return p
 }
 
-// startAll starts the NATS cluster, two workers and weft nodes a and b,
-// and a client.
-func (h *harness) startAll() (*cluster, map[string]*weftNode, *client) {
+// sim is a started simulation: the NATS cluster, the workers, the weft
+// nodes by id and a client.
+type sim struct {
+	*harness
+	nats    *cluster
+	workers []*proc
+	nodes   map[string]*weftNode
+	c       *client
+}
+
+// startAll starts the NATS cluster, two workers, weft nodes a and b and a
+// client.
+func (h *harness) startAll() *sim {
 	h.t.Helper()
 	nc := h.startCluster()
-	h.startWorker(nc, "w1")
-	h.startWorker(nc, "w2")
-	nodes := map[string]*weftNode{"a": h.startWeft(nc, "a"), "b": h.startWeft(nc, "b")}
-	return nc, nodes, h.newClient(nc)
+	s := &sim{harness: h, nats: nc}
+	s.workers = []*proc{h.startWorker(nc, "w1"), h.startWorker(nc, "w2")}
+	s.nodes = map[string]*weftNode{"a": h.startWeft(nc, "a"), "b": h.startWeft(nc, "b")}
+	s.c = h.newClient(nc)
+	return s
+}
+
+// other returns the id of the weft node that is not id.
+func (s *sim) other(id string) string {
+	if id == "a" {
+		return "b"
+	}
+	return "a"
 }
