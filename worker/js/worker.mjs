@@ -1,0 +1,330 @@
+// A weft tool worker in JavaScript, written from docs/worker-protocol.md
+// only, with the npm "nats" package (v2). It serves three tools:
+//
+//   js_add       {a, b} numbers -> their sum (a success)
+//   js_feedback  {topic}        -> a feedback return (an expected,
+//                                  correctable condition)
+//   js_slow      {ms}           -> "slept <ms>" after ms milliseconds,
+//                                  unless the call is cancelled first
+//
+// Usage: node worker.mjs NATS_URL [WORKER_ID]
+//
+// It prints one line on stdout per event, for tests and operators:
+//   READY <worker id>               subscribed, serving
+//   STARTED <worker id> <call id>   a call starts running
+//   CANCELLED <worker id> <call id> a running call was cancelled
+// and stops on SIGINT or SIGTERM (unsubscribes, lets running calls end).
+
+import { connect } from "nats";
+
+const ROOT = "weft";
+const QUEUE = "weft-workers";
+const DEFAULT_HEARTBEAT_MS = 250;
+
+const url = process.argv[2];
+if (!url) {
+  console.error("usage: node worker.mjs NATS_URL [WORKER_ID]");
+  process.exit(2);
+}
+const workerId = process.argv[3] || `js-${process.pid}`;
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+// escapeToken escapes a tool name or call id into one subject token: every
+// byte <= 0x20, >= 0x7f, ".", "*", ">" or "%" becomes %XX.
+function escapeToken(s) {
+  let out = "";
+  for (const b of enc.encode(s)) {
+    const c = String.fromCharCode(b);
+    if (b <= 0x20 || b >= 0x7f || c === "." || c === "*" || c === ">" || c === "%") {
+      out += "%" + b.toString(16).toUpperCase().padStart(2, "0");
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// unescapeToken reverses escapeToken.
+function unescapeToken(tok) {
+  const bytes = [];
+  for (let i = 0; i < tok.length; i++) {
+    if (tok[i] === "%" && /^[0-9A-F]{2}$/.test(tok.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(tok.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(...enc.encode(tok[i]));
+    }
+  }
+  return dec.decode(new Uint8Array(bytes));
+}
+
+// A ToolError ends a call with a non-success return of its kind.
+class ToolError extends Error {
+  constructor(kind, message, control = {}) {
+    super(message);
+    this.kind = kind;
+    this.control = control;
+  }
+}
+
+const sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    }, { once: true });
+  });
+
+function requireNumber(args, field) {
+  if (typeof args[field] !== "number" || !Number.isFinite(args[field])) {
+    throw new ToolError("invalid_arguments", `${field} must be a number`, {
+      field,
+      how_to_fix: `pass ${field} as a JSON number`,
+    });
+  }
+  return args[field];
+}
+
+// The tools: definition (as the describe reply carries it) and run.
+const tools = {
+  js_add: {
+    definition: {
+      name: "js_add",
+      description: "Add two numbers (served by a JavaScript worker).",
+      parameters: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+        additionalProperties: false,
+      },
+      // The node also bounds by it the model's retries of the tool in a
+      // run (an invalid_arguments return is one): 0 would fail the run.
+      max_retries: 2,
+      visibility: "visible",
+    },
+    validate(args) {
+      requireNumber(args, "a");
+      requireNumber(args, "b");
+    },
+    async run(args) {
+      return args.a + args.b;
+    },
+  },
+  js_feedback: {
+    definition: {
+      name: "js_feedback",
+      description: "Always answers with feedback: the topic is unknown.",
+      parameters: {
+        type: "object",
+        properties: { topic: { type: "string" } },
+        required: ["topic"],
+      },
+      max_retries: 0,
+      visibility: "visible",
+    },
+    validate(args) {
+      if (typeof args.topic !== "string") {
+        throw new ToolError("invalid_arguments", "topic must be a string", { field: "topic" });
+      }
+    },
+    async run(args) {
+      throw new ToolError("feedback", `unknown topic ${JSON.stringify(args.topic)}: ask about "weft"`);
+    },
+  },
+  js_slow: {
+    definition: {
+      name: "js_slow",
+      description: "Wait ms milliseconds, then say so.",
+      parameters: {
+        type: "object",
+        properties: { ms: { type: "integer", minimum: 0 } },
+        required: ["ms"],
+      },
+      max_retries: 0,
+      visibility: "visible",
+    },
+    validate(args) {
+      if (!Number.isInteger(args.ms) || args.ms < 0) {
+        throw new ToolError("invalid_arguments", "ms must be a non-negative integer", { field: "ms" });
+      }
+    },
+    async run(args, signal) {
+      await sleep(args.ms, signal);
+      return `slept ${args.ms}`;
+    },
+  },
+};
+
+// The flags of each return kind (docs/worker-protocol.md, "The return").
+const kindFlags = {
+  success: [true, false],
+  feedback: [false, false],
+  invalid_arguments: [false, true],
+  model_retry: [false, true],
+  not_found: [false, true],
+  user_error: [false, true],
+  execution: [false, true],
+  timeout: [false, true],
+  cancelled: [false, true],
+  approval_required: [false, false],
+  call_deferred: [false, false],
+};
+
+function toolReturn(callId, name, kind, content, attempts, control) {
+  const [success, isError] = kindFlags[kind];
+  // This worker makes no internal retries, but max_attempts is 1 + the
+  // tool's max_retries, as the protocol defines it.
+  const maxRetries = tools[name]?.definition.max_retries ?? 0;
+  const r = {
+    call_id: callId,
+    tool_name: name,
+    kind,
+    success,
+    is_error: isError,
+    content,
+    attempts,
+    max_attempts: 1 + maxRetries,
+  };
+  if (control) r.control = control;
+  return r;
+}
+
+const nc = await connect({ servers: url.split(","), name: `weft-js-worker ${workerId}` });
+
+// running: call id -> AbortController of the call running here.
+const running = new Map();
+let inflight = 0;
+let allDone = null; // resolves when inflight drops to 0 while stopping
+
+function publish(reply, report) {
+  nc.publish(reply, enc.encode(JSON.stringify(report)));
+}
+
+async function serveCall(msg) {
+  if (!msg.reply) return; // no reply subject: drop (the protocol says so)
+  let req;
+  try {
+    req = JSON.parse(dec.decode(msg.data));
+  } catch {
+    return; // not a ToolRequest: drop
+  }
+  if (typeof req !== "object" || req === null || typeof req.call_id !== "string") return;
+  const callId = req.call_id;
+  const name = typeof req.name === "string" ? req.name : "";
+  if (running.has(callId)) return; // a re-delivery of a call running here: its heartbeats cover it
+
+  const hbMs = Number.parseInt(msg.headers?.get("Weft-Heartbeat-Ms") ?? "", 10) || DEFAULT_HEARTBEAT_MS;
+  const ac = new AbortController();
+  running.set(callId, ac);
+  inflight++;
+  const report = (type, extra = {}) => publish(msg.reply, { type, call_id: callId, tool: name, ...extra });
+  report("heartbeat");
+  const hb = setInterval(() => report("heartbeat"), hbMs);
+  try {
+    const tool = tools[name];
+    let ret;
+    if (!tool) {
+      ret = toolReturn(callId, name, "not_found", `no tool ${JSON.stringify(name)} here`, 0);
+    } else {
+      let args = req.arguments ?? {};
+      if (req.approval && req.approval.arguments !== undefined) args = req.approval.arguments;
+      try {
+        if (typeof args !== "object" || args === null || Array.isArray(args)) {
+          throw new ToolError("invalid_arguments", "the arguments must be a JSON object");
+        }
+        tool.validate(args);
+      } catch (e) {
+        ret = toolReturn(callId, name, "invalid_arguments", e.message, 0, e.control);
+      }
+      if (!ret) {
+        console.log(`STARTED ${workerId} ${callId}`);
+        try {
+          const value = await tool.run(args, ac.signal);
+          ret = toolReturn(callId, name, "success", value, 1);
+        } catch (e) {
+          if (ac.signal.reason === "abandon") {
+            ret = null; // given up while stopping: no return, the node re-delivers
+          } else if (ac.signal.aborted) {
+            console.log(`CANCELLED ${workerId} ${callId}`);
+            // The node ignores it; sent so that the call has a return.
+            ret = toolReturn(callId, name, "cancelled", "the call was cancelled", 1);
+          } else if (e instanceof ToolError) {
+            ret = toolReturn(callId, name, e.kind, e.message, 1, { message: e.message, ...e.control });
+          } else {
+            ret = toolReturn(callId, name, "execution", String(e?.message ?? e), 1);
+          }
+        }
+      }
+    }
+    if (ret) {
+      report("returned", { attempt: ret.attempts, return: ret });
+    }
+  } finally {
+    clearInterval(hb);
+    running.delete(callId);
+    inflight--;
+    if (inflight === 0 && allDone) allDone();
+  }
+}
+
+const subs = [];
+for (const name of Object.keys(tools)) {
+  const sub = nc.subscribe(`${ROOT}.worker.call.${escapeToken(name)}`, {
+    queue: QUEUE,
+    callback: (err, msg) => {
+      if (!err) serveCall(msg);
+    },
+  });
+  subs.push(sub);
+}
+subs.push(
+  nc.subscribe(`${ROOT}.worker.cancel.*`, {
+    callback: (err, msg) => {
+      if (err) return;
+      const tok = msg.subject.slice(`${ROOT}.worker.cancel.`.length);
+      running.get(unescapeToken(tok))?.abort("cancel");
+    },
+  }),
+);
+subs.push(
+  nc.subscribe(`${ROOT}.worker.describe`, {
+    callback: (err, msg) => {
+      if (err || !msg.reply) return;
+      const description = { worker_id: workerId, tools: Object.values(tools).map((t) => t.definition) };
+      nc.publish(msg.reply, enc.encode(JSON.stringify(description)));
+    },
+  }),
+);
+await nc.flush();
+console.log(`READY ${workerId}`);
+
+// A graceful stop: take no more calls, let running calls end (up to 10 s),
+// then abandon the rest without a return so the node re-delivers them.
+let stopping = false;
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  for (const s of subs) s.unsubscribe();
+  if (inflight > 0) {
+    const drained = new Promise((resolve) => (allDone = resolve));
+    const timer = setTimeout(() => {
+      for (const ac of running.values()) ac.abort("abandon");
+    }, 10_000);
+    await drained;
+    clearTimeout(timer);
+  }
+  await nc.drain();
+}
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+
+// Exits when the connection closes (after stop, or when NATS goes away for good).
+const err = await nc.closed();
+if (err) {
+  console.error(`weft js worker: ${err.message}`);
+  process.exit(1);
+}
