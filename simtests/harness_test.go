@@ -32,9 +32,9 @@ const leaseTTL = time.Second
 
 // bins holds the binaries built once per test run.
 var bins struct {
-	dir        string
-	weft, nats string
-	err        error
+	dir                   string
+	weft, nats, simworker string
+	err                   error
 }
 
 func TestMain(m *testing.M) {
@@ -50,16 +50,16 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		bins.dir = dir
-		bins.weft, bins.nats = filepath.Join(dir, "weft"), filepath.Join(dir, "nats-server")
-		bins.err = buildBinaries(bins.weft, bins.nats)
+		bins.weft, bins.nats, bins.simworker = filepath.Join(dir, "weft"), filepath.Join(dir, "nats-server"), filepath.Join(dir, "simworker")
+		bins.err = buildBinaries(bins.weft, bins.nats, bins.simworker)
 		return m.Run()
 	}()
 	os.Exit(code)
 }
 
-// buildBinaries builds weft and nats-server (from the module cache: the
-// nats-server module is a dependency of weft).
-func buildBinaries(weft, natsServer string) error {
+// buildBinaries builds weft, nats-server (from the module cache: the
+// nats-server module is a dependency of weft) and simworker.
+func buildBinaries(weft, natsServer, simworker string) error {
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
 		gobin = "go"
@@ -67,6 +67,7 @@ func buildBinaries(weft, natsServer string) error {
 	for _, b := range []struct{ out, pkg string }{
 		{weft, "github.com/weft-run/weft/cmd/weft"},
 		{natsServer, "github.com/nats-io/nats-server/v2"},
+		{simworker, "github.com/weft-run/weft/simtests/simworker"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		out, err := exec.CommandContext(ctx, gobin, "build", "-o", b.out, b.pkg).CombinedOutput()
@@ -452,13 +453,36 @@ type sim struct {
 	c       *client
 }
 
-// startAll starts the NATS cluster, two workers, weft nodes a and b and a
-// client.
+// startSimWorker starts simworker as id on the cluster, its deploy
+// lasting deploy and writing its effect files in effects, its fetch_ticket
+// lasting fetch.
+func (h *harness) startSimWorker(c *cluster, id, effects string, deploy, fetch time.Duration) *proc {
+	h.t.Helper()
+	p := h.start("simworker-"+id, bins.simworker, "--nats", strings.Join(c.urls(), ","), "--id", id, "--effects", effects,
+		"--deploy-delay", deploy.String(), "--fetch-delay", fetch.String())
+	if _, err := p.waitLine(h.ctx, func(s string) bool { return s == "worker "+id+" serving" }); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// startAll starts the NATS cluster, two workers (weft worker), weft nodes
+// a and b and a client.
 func (h *harness) startAll() *sim {
+	return h.startSim(nil)
+}
+
+// startSim is startAll with the workers that startWorkers starts (nil:
+// two of weft worker).
+func (h *harness) startSim(startWorkers func(*cluster) []*proc) *sim {
 	h.t.Helper()
 	nc := h.startCluster()
 	s := &sim{harness: h, nats: nc}
-	s.workers = []*proc{h.startWorker(nc, "w1"), h.startWorker(nc, "w2")}
+	if startWorkers == nil {
+		s.workers = []*proc{h.startWorker(nc, "w1"), h.startWorker(nc, "w2")}
+	} else {
+		s.workers = startWorkers(nc)
+	}
 	s.nodes = map[string]*weftNode{"a": h.startWeft(nc, "a"), "b": h.startWeft(nc, "b")}
 	s.c = h.newClient(nc)
 	return s
