@@ -64,6 +64,9 @@ type running struct {
 	// its reports are dropped, so that the node, hearing nothing, sends
 	// the call to another worker.
 	abandoned atomic.Bool
+	// reply is where the call's reports go: the reply subject of its
+	// latest delivery (a node that restarted sends it from a new inbox).
+	reply atomic.Pointer[string]
 }
 
 // DefaultDrain is how long Serve lets running calls finish after its
@@ -137,7 +140,8 @@ func (w *Worker) Definitions() []toolsets.Definition { return w.defs }
 
 // Serve subscribes and serves calls until ctx ends; then it unsubscribes
 // (taking no more calls), lets the calls still running finish for up to
-// the drain time (WithDrain) and abandons the others. It returns nil when
+// the drain time (WithDrain) and abandons the others (cancelled, without
+// a return; Serve waits one more second for them to end). It returns nil when
 // ctx ended, or the error that stopped it. A worker serves once.
 func (w *Worker) Serve(ctx context.Context) error {
 	w.mu.Lock()
@@ -174,7 +178,11 @@ func (w *Worker) Serve(ctx context.Context) error {
 				r.cancel(errors.New("worker stopped"))
 				return true
 			})
-			<-drained
+			// A tool that ignores its cancellation is left behind.
+			select {
+			case <-drained:
+			case <-time.After(time.Second):
+			}
 		}
 		_ = w.nc.Flush()
 	}()
@@ -251,9 +259,12 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	run := &running{cancel: cancel}
-	if _, dup := w.served.LoadOrStore(req.CallID, run); dup {
+	run.reply.Store(&m.Reply)
+	if v, dup := w.served.LoadOrStore(req.CallID, run); dup {
 		// The node sent the call again while it runs here: the running
-		// execution reports (and heartbeats) for both.
+		// execution reports (and heartbeats) for both, to the latest
+		// reply subject.
+		v.(*running).reply.Store(&m.Reply)
 		return
 	}
 	defer w.served.Delete(req.CallID)
@@ -267,7 +278,7 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 			w.log.Warn("encode tool report", "err", err)
 			return
 		}
-		_ = w.nc.Publish(m.Reply, b)
+		_ = w.nc.Publish(*run.reply.Load(), b)
 	}
 
 	interval := actors.WorkerHeartbeat

@@ -821,3 +821,107 @@ func TestRemoteWorkerCutOff(t *testing.T) {
 		t.Errorf("return %q, want %q", got, want)
 	}
 }
+
+// TestRedeliveryWhileRunning sends a call twice, from two reply subjects
+// (a node that restarted), while the worker runs it: it runs once and
+// reports its return on the latest reply subject.
+func TestRedeliveryWhileRunning(t *testing.T) {
+	_, url := node(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	gate := make(chan struct{})
+	runs := make(chan string, 4)
+	tool, err := toolsets.NewContextFunc("gated", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
+		runs <- tc.CallID
+		<-gate
+		return "ok", nil
+	}, toolsets.WithDescription("waits for the test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(nc, []toolsets.Tool{tool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(func() {
+		cancel()
+		<-served
+	})
+	t.Cleanup(release)
+	subject, _ := actors.WorkerCallSubject(bus.Default, "gated")
+	body, _ := json.Marshal(actors.ToolRequest{SessionID: "s", RunID: "r", CallID: "c1", Name: "gated", Arguments: json.RawMessage(`{}`)})
+	listen := func() chan *nats.Msg {
+		ch := make(chan *nats.Msg, 64)
+		inbox := nc.NewInbox()
+		sub, err := nc.ChanSubscribe(inbox, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sub.Unsubscribe() })
+		// Until the worker subscribed, the request finds no responder.
+		for {
+			if err := nc.PublishRequest(subject, inbox, body); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case m := <-ch:
+				if len(m.Data) > 0 {
+					return ch
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no report on a fresh reply subject")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	first := listen()
+	if got := <-runs; got != "c1" {
+		t.Fatalf("ran %q", got)
+	}
+	second := listen()
+	release()
+	timeout := time.After(10 * time.Second)
+	for {
+		var m *nats.Msg
+		select {
+		case m = <-second:
+		case <-timeout:
+			t.Fatal("no return on the second reply subject")
+		}
+		var r actors.ToolReport
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Type == actors.ReportReturned {
+			if r.CallID != "c1" || r.Return.Kind != toolsets.KindSuccess {
+				t.Errorf("return %+v", r)
+			}
+			break
+		}
+	}
+	select {
+	case id := <-runs:
+		t.Errorf("call %s ran twice", id)
+	default:
+	}
+	for {
+		select {
+		case m := <-first:
+			var r actors.ToolReport
+			if json.Unmarshal(m.Data, &r) == nil && r.Type == actors.ReportReturned {
+				t.Errorf("the return went to the first reply subject")
+			}
+			continue
+		default:
+		}
+		break
+	}
+}
