@@ -84,6 +84,9 @@ type harness struct {
 	t   *testing.T
 	ctx context.Context
 	dir string
+	// stalePing, when set, makes the NATS servers ping clients this often
+	// and drop one that misses two pings (a stopped process).
+	stalePing time.Duration
 
 	mu    sync.Mutex
 	procs []*proc
@@ -285,9 +288,13 @@ func (h *harness) startCluster() *cluster {
 				routes = append(routes, fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", o.route)))
 			}
 		}
+		ping := ""
+		if h.stalePing > 0 {
+			ping = fmt.Sprintf("ping_interval: %q\nping_max: 2\n", h.stalePing.String())
+		}
 		conf := fmt.Sprintf(`server_name: %q
 listen: "127.0.0.1:%d"
-jetstream {
+%sjetstream {
   store_dir: %q
 }
 cluster {
@@ -295,7 +302,7 @@ cluster {
   listen: "127.0.0.1:%d"
   routes: [%s]
 }
-`, n.name, n.port, n.store, n.route, strings.Join(routes, ", "))
+`, n.name, n.port, ping, n.store, n.route, strings.Join(routes, ", "))
 		if err := os.MkdirAll(n.store, 0o755); err != nil {
 			h.t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,6 +158,138 @@ func TestKillWorkerMidCall(t *testing.T) {
 		t.Fatalf("%d tool.returned for %s after the approval, want 1:%s", len(rets), demoApproval, describe(evs))
 	}
 	successOf(t, rets[0])
+	s.c.checkLog(ctx, []string{session}, before)
+}
+
+// A worker is stopped (SIGSTOP) while it executes an approved deploy, past
+// its heartbeat deadline: the node sends the call again and the other
+// worker executes it (the stopped one has been dropped by the servers by
+// then); the run completes with that worker's return. Continued (SIGCONT)
+// after that, the stopped worker finishes and reports late: its result is
+// ignored.
+func TestStopWorkerPastHeartbeat(t *testing.T) {
+	h := newHarness(t)
+	h.stalePing = 300 * time.Millisecond
+	s, dir, workers := startSimWorkers(h, 2*time.Second, 0)
+	ctx := s.ctx
+	session := "stop-worker"
+	if err := s.toWaiting(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+	before := s.snapshot([]string{session})
+	// Watch deploy's call (a plain subscription sees the requests the
+	// workers' queue group serves), then the reports on its reply subject.
+	requests := make(chan *nats.Msg, 16)
+	sub, err := s.c.nc.ChanSubscribe("weft.worker.call.deploy", requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := s.c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.c.approve(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req *nats.Msg
+	select {
+	case req = <-requests:
+	case <-ctx.Done():
+		t.Fatal("no deploy call seen")
+	}
+	reports := make(chan *nats.Msg, 1024)
+	rsub, err := s.c.nc.ChanSubscribe(req.Reply, reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rsub.Unsubscribe() })
+	var first []effect
+	if err := retry(ctx, func(context.Context) error {
+		var err error
+		if first, err = readEffects(dir, session); err == nil && len(first) == 0 {
+			err = fmt.Errorf("deploy has not started")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stopped := first[0].Worker
+	workers[stopped].signal(syscall.SIGSTOP)
+
+	evs, err := s.c.await(ctx, session, events.TypeRunCompleted, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers[stopped].signal(syscall.SIGCONT)
+	// The continued worker finishes its execution and reports it late,
+	// unless the report is lost with the connection the servers dropped;
+	// either way it has sent it before it answers a describe request on
+	// its new connection, and the node has handled what reached it before
+	// it answers a flush round trip sent after that.
+	lateSeen := false
+	if err := retry(ctx, func(ctx context.Context) error {
+		inbox := s.c.nc.NewInbox()
+		answers := make(chan *nats.Msg, 16)
+		dsub, err := s.c.nc.ChanSubscribe(inbox, answers)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = dsub.Unsubscribe() }()
+		if err := s.c.nc.PublishRequest("weft.worker.describe", inbox, nil); err != nil {
+			return err
+		}
+		wait := time.NewTimer(500 * time.Millisecond)
+		defer wait.Stop()
+		for {
+			select {
+			case m := <-reports:
+				var r actors.ToolReport
+				if json.Unmarshal(m.Data, &r) == nil && r.Type == actors.ReportReturned && r.Return != nil &&
+					strings.Contains(string(r.Return.Content), fmt.Sprintf(`"worker":%q`, stopped)) {
+					lateSeen = true
+				}
+			case m := <-answers:
+				var d actors.WorkerDescription
+				if json.Unmarshal(m.Data, &d) == nil && d.WorkerID == stopped {
+					return nil
+				}
+			case <-wait.C:
+				return fmt.Errorf("the continued worker %s does not answer", stopped)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the stopped worker's late return reached the reply subject: %v", lateSeen)
+	after, err := s.c.read(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(evs) {
+		t.Errorf("the log grew after the run completed:%s", describe(after[len(evs):]))
+	}
+	rets := returnsOf(t, after[v:], demoApproval)
+	if len(rets) != 1 {
+		t.Fatalf("%d tool.returned for %s after the approval, want 1:%s", len(rets), demoApproval, describe(after))
+	}
+	ret := successOf(t, rets[0])
+	var res struct {
+		Worker string `json:"worker"`
+	}
+	if err := json.Unmarshal(ret.Content, &res); err != nil || res.Worker == stopped || res.Worker == "" {
+		t.Errorf("the recorded deploy ran on %q (%v), want the worker that was not stopped (%s was)", res.Worker, err, stopped)
+	}
+	all, err := readEffects(dir, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 {
+		t.Errorf("deploy ran %d times (%+v), want twice", len(all), all)
+	}
 	s.c.checkLog(ctx, []string{session}, before)
 }
 

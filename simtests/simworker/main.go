@@ -1,6 +1,7 @@
 // Command simworker is the tool worker of the simulation tests: it serves
 // the demo agent's tools (lookup, fetch_ticket, deploy; the same names,
-// arguments and results as weft worker --tools demo) from the worker queue
+// arguments and results as weft worker --tools demo; deploy's result also
+// names the worker) from the worker queue
 // group, and records deploy's side effect as a file per execution in
 // --effects, so that a test counts how often each call ran and under which
 // call id. --deploy-delay makes deploy last long enough to fault a worker
@@ -115,7 +116,7 @@ func demoTools(id, dir string, delay, fetchDelay time.Duration) ([]toolsets.Tool
 		if err := wait(ctx, delay); err != nil {
 			return nil, err
 		}
-		return map[string]any{"release": a.Release, "environment": a.Environment, "deployed": true}, nil
+		return map[string]any{"release": a.Release, "environment": a.Environment, "deployed": true, "worker": id}, nil
 	}, toolsets.WithDescription("Deploy a release."))
 	if err != nil {
 		return nil, err
