@@ -1,13 +1,21 @@
 // Package simtests holds simulation tests of a weft cluster built from real
 // processes on loopback: a three-node nats-server cluster (built from the
-// nats-server module) with JetStream, weft nodes (weft serve --nats) and
-// tool workers (weft worker), into which the tests inject faults — SIGKILL
-// of the node driving a session, a NATS node restarted on its store, a
-// node stopped with SIGSTOP past its lease TTL — and then check that every
-// session completes or waits as it should, that no acknowledged event is
-// lost and that the audit chain verifies.
+// nats-server module) with JetStream, two weft nodes (weft serve --nats
+// ... --replicas 3 --lease-ttl 1s --remote-tools) and two tool workers
+// (weft worker, or simworker, which records deploy's side effect as a file
+// per execution). The tests inject faults — SIGKILL of the node driving a
+// session while its run waits or while its tool calls are out, each NATS
+// server restarted on its store, the driving node stopped with SIGSTOP past
+// its lease TTL, SIGKILL of a worker mid-call, a worker stopped past its
+// heartbeat deadline, a duplicated and a forged result — and then check
+// that every session completes or waits as it should, that no acknowledged
+// event is lost (versions 1..n, unique ids, one run.started and one end
+// per run, the events read before the fault still there), that side
+// effects run at most twice under the same call id, and that the audit
+// chain verifies.
 //
-// The package has no code of its own: the tests build the weft and
-// nats-server binaries once per run into a temporary directory, and kill
-// and reap every process they start.
+// The tests build the weft, nats-server and simworker binaries once per
+// run into a temporary directory, bound each test by a deadline, and kill
+// and reap every process they start; a failing test prints the logs of its
+// processes. With -short they are skipped.
 package simtests
