@@ -153,8 +153,11 @@ const (
 	// any report of a call before the host sends it again.
 	MissedHeartbeats = 4
 	// MaxDeliveries is how many times a host sends a call to workers
-	// before it gives up with an execution error.
-	MaxDeliveries = 3
+	// before it gives up with an execution error. A worker cut off from
+	// the network without its connection closing (stopped, partitioned)
+	// keeps its queue subscription until the server notices, and each
+	// delivery may land on it again: the budget is generous.
+	MaxDeliveries = 10
 )
 
 // WorkerCallSubject returns the subject workers of tool name serve:
