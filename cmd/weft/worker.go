@@ -30,7 +30,7 @@ var workerToolsets = map[string]func() ([]toolsets.Tool, error){
 // runWorker serves the tools of --tools to the nodes on --nats until ctx
 // ends (SIGINT, SIGTERM).
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID] [--concurrency N]", `
+	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID] [--concurrency N] [--user NAME | --creds FILE | --nkey FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]", `
 Serves tools to weft nodes as a remote tool worker (docs/worker-protocol.md):
 it answers the calls of its tools from the NATS queue group weft-workers, so
 starting more workers adds throughput, until SIGINT or SIGTERM. Nodes offer
@@ -40,12 +40,16 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 	set := fs.String("tools", "demo", "the `SET` of tools to serve: demo")
 	id := fs.String("id", "", "the worker's `ID` in descriptions (default: a random one)")
 	limit := fs.Int("concurrency", 0, "run at most `N` calls at once (0: no limit)")
+	auth := addNATSAuthFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usageError(fs, "takes no arguments, got %q", pos)
+	}
+	if err := auth.check(fs); err != nil {
+		return err
 	}
 	if *limit < 0 {
 		return usageError(fs, "--concurrency must not be negative, got %d", *limit)
@@ -58,7 +62,7 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 	if err != nil {
 		return err
 	}
-	nc, err := bus.Connect(ctx, strings.Split(*url, ","))
+	nc, err := bus.Connect(ctx, strings.Split(*url, ","), append(auth.options(), bus.WithName("weft-worker"))...)
 	if err != nil {
 		return fmt.Errorf("worker: connect to %s: %w", *url, err)
 	}

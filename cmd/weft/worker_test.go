@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -81,5 +82,45 @@ func TestWorkerUsage(t *testing.T) {
 				t.Errorf("error %v, want a usage error", err)
 			}
 		})
+	}
+}
+
+// TestWorkerAuthenticates: weft worker reaches a NATS that requires a user
+// and password with --user and $WEFT_NATS_PASSWORD, and is refused with a
+// wrong password.
+func TestWorkerAuthenticates(t *testing.T) {
+	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", Username: "alice", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	t.Setenv(passwordEnv, "wrong")
+	_, _, err = cli(t, "worker", "--nats", srv.ClientURL(), "--user", "alice")
+	if err == nil || errors.Is(err, errUsage) || !strings.Contains(strings.ToLower(err.Error()), "author") {
+		t.Errorf("worker with a wrong password: err = %v, want an authorization error", err)
+	}
+
+	t.Setenv(passwordEnv, "s3cret")
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stdout, stderr := newSyncBuffer(), newSyncBuffer()
+	done := make(chan struct{})
+	var werr error
+	go func() {
+		defer close(done)
+		werr = run(wctx, []string{"worker", "--nats", srv.ClientURL(), "--user", "alice", "--id", "w-auth"}, stdout, stderr)
+	}()
+	stdout.waitFor(t, ctx, done, "worker w-auth serving")
+	stop()
+	<-done
+	if werr != nil {
+		t.Fatalf("worker: %v\n%s", werr, stderr.String())
+	}
+
+	if _, _, err := cli(t, "worker", "--tls-cert", "c.pem"); !errors.Is(err, errUsage) {
+		t.Errorf("worker --tls-cert without --tls-key: err = %v, want a usage error", err)
 	}
 }
