@@ -40,7 +40,7 @@ type sourceFlags struct {
 // addSourceFlags registers --nats, --timeout and, when allowData, --data.
 func addSourceFlags(fs *flag.FlagSet, allowData bool) *sourceFlags {
 	s := &sourceFlags{allowData: allowData, fs: fs}
-	fs.StringVar(&s.natsURL, "nats", defaultNATSURL, "the running node's NATS `URL`")
+	fs.StringVar(&s.natsURL, "nats", defaultNATSURL, "the running node's NATS `URL` (a comma-separated list: the seed URLs of a cluster)")
 	if allowData {
 		fs.StringVar(&s.dataDir, "data", "", "read a stopped node's data `DIR` instead of a running node (starts an embedded server on it, with no listener)")
 	}
@@ -110,7 +110,7 @@ func openSource(ctx context.Context, f *sourceFlags) (*logSource, error) {
 
 // connect connects to the node at url, failing fast when nothing answers.
 func connect(ctx context.Context, url string) (*nats.Conn, error) {
-	nc, err := bus.Connect(ctx, []string{url}, bus.WithName("weft-cli"))
+	nc, err := bus.Connect(ctx, splitURLs(url), bus.WithName("weft-cli"))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w (is `weft serve` running there? a stopped node's data is read with --data DIR)", url, err)
 	}

@@ -62,7 +62,7 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 	if err != nil {
 		return err
 	}
-	nc, err := bus.Connect(ctx, strings.Split(*url, ","), append(auth.options(), bus.WithName("weft-worker"))...)
+	nc, err := bus.Connect(ctx, splitURLs(*url), append(auth.options(), bus.WithName("weft-worker"))...)
 	if err != nil {
 		return fmt.Errorf("worker: connect to %s: %w", *url, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type config struct {
 	dupWindow  time.Duration
 	replicas   int
 	maxData    int
+	// set records the options the caller gave explicitly: only those
+	// change the configuration of a stream that already exists.
+	set map[string]bool
 }
 
 // WithStreamName sets the JetStream stream that holds the log (default
@@ -76,7 +80,7 @@ func WithDuplicateWindow(d time.Duration) Option {
 		if d <= 0 {
 			return fmt.Errorf("duplicate window %v: must be positive", d)
 		}
-		c.dupWindow = d
+		c.dupWindow, c.set["duplicates"] = d, true
 		return nil
 	}
 }
@@ -88,7 +92,7 @@ func WithReplicas(n int) Option {
 		if n < 1 || n > 5 {
 			return fmt.Errorf("replicas %d: must be 1 to 5", n)
 		}
-		c.replicas = n
+		c.replicas, c.set["replicas"] = n, true
 		return nil
 	}
 }
@@ -135,14 +139,20 @@ type head struct {
 }
 
 // New returns a store on the connection nc, creating the JetStream stream
-// or updating its configuration. It fails if the server does not support
-// atomic batch publish (nats-server 2.12 or later) or JetStream.
+// when it does not exist. An existing stream keeps its configuration except
+// where the caller asked otherwise (WithReplicas, WithDuplicateWindow) or
+// the store needs a setting it lacks (its subjects, direct get, atomic
+// publish): a reader such as the weft command line, opening the log of a
+// cluster without options, must not shrink a replicated log to one replica.
+// It fails if the server does not support atomic batch publish (nats-server
+// 2.12 or later) or JetStream.
 func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 	cfg := config{
 		streamName: DefaultStreamName,
 		subjects:   bus.Default,
 		dupWindow:  DefaultDuplicateWindow,
 		replicas:   1,
+		set:        make(map[string]bool),
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -153,21 +163,9 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream store: %w", err)
 	}
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:               cfg.streamName,
-		Description:        "weft event log",
-		Subjects:           []string{cfg.subjects.AllEvents()},
-		Retention:          jetstream.LimitsPolicy,
-		Storage:            jetstream.FileStorage,
-		Replicas:           cfg.replicas,
-		Duplicates:         cfg.dupWindow,
-		AllowDirect:        true,
-		AllowAtomicPublish: true,
-		DenyDelete:         true,
-		DenyPurge:          true,
-	})
+	stream, err := ensureStream(ctx, js, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream store: create stream %q: %w", cfg.streamName, err)
+		return nil, fmt.Errorf("jetstream store: %w", err)
 	}
 	maxMsg := int(nc.MaxPayload())
 	maxData := maxMsg - envelopeReserve
@@ -190,6 +188,58 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		closing:  closing,
 		close:    cancel,
 	}, nil
+}
+
+// ensureStream creates the stream cfg describes, or brings an existing one
+// to what cfg explicitly asks for and the store needs, leaving the rest of
+// its configuration (replicas, duplicate window, limits) as it is.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg config) (jetstream.Stream, error) {
+	want := jetstream.StreamConfig{
+		Name:               cfg.streamName,
+		Description:        "weft event log",
+		Subjects:           []string{cfg.subjects.AllEvents()},
+		Retention:          jetstream.LimitsPolicy,
+		Storage:            jetstream.FileStorage,
+		Replicas:           cfg.replicas,
+		Duplicates:         cfg.dupWindow,
+		AllowDirect:        true,
+		AllowAtomicPublish: true,
+		DenyDelete:         true,
+		DenyPurge:          true,
+	}
+	stream, err := js.Stream(ctx, cfg.streamName)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		stream, err = js.CreateStream(ctx, want)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			stream, err = js.Stream(ctx, cfg.streamName) // another process created it first
+		} else if err != nil {
+			return nil, fmt.Errorf("create stream %q: %w", cfg.streamName, err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: %w", cfg.streamName, err)
+	}
+	have := stream.CachedInfo().Config
+	update := have
+	update.Subjects = want.Subjects
+	update.AllowDirect, update.AllowAtomicPublish = true, true
+	update.DenyDelete, update.DenyPurge = true, true
+	if cfg.set["replicas"] {
+		update.Replicas = cfg.replicas
+	}
+	if cfg.set["duplicates"] {
+		update.Duplicates = cfg.dupWindow
+	}
+	if slices.Equal(update.Subjects, have.Subjects) && update.AllowDirect == have.AllowDirect &&
+		update.AllowAtomicPublish == have.AllowAtomicPublish && update.DenyDelete == have.DenyDelete &&
+		update.DenyPurge == have.DenyPurge && update.Replicas == have.Replicas && update.Duplicates == have.Duplicates {
+		return stream, nil
+	}
+	stream, err = js.UpdateStream(ctx, update)
+	if err != nil {
+		return nil, fmt.Errorf("update stream %q: %w", cfg.streamName, err)
+	}
+	return stream, nil
 }
 
 // MaxDataBytes returns the largest event Data the store accepts.

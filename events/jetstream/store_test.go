@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -105,4 +106,39 @@ func TestConformanceExternal(t *testing.T) {
 	probe := factory(t)
 	probe.Close()
 	storetest.Run(t, factory, storetest.Options{MaxDataBytes: maxData})
+}
+
+// TestNewKeepsExistingConfig: a store opened without options on an
+// existing log (as the command line opens a cluster's) keeps the stream's
+// duplicate window and replicas; an explicit option still changes them.
+func TestNewKeepsExistingConfig(t *testing.T) {
+	nc := connect(t, startServer(t, bus.SyncPeriodic, ""))
+	newStore(t, nc, jsstore.WithDuplicateWindow(7*time.Minute))
+	duplicates := func() time.Duration {
+		t.Helper()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := js.Stream(t.Context(), jsstore.DefaultStreamName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Config.Replicas != 1 || !info.Config.AllowAtomicPublish || !info.Config.DenyDelete {
+			t.Errorf("stream config = %+v, want the store's settings", info.Config)
+		}
+		return info.Config.Duplicates
+	}
+	newStore(t, nc)
+	if got := duplicates(); got != 7*time.Minute {
+		t.Errorf("after New without options: duplicate window %v, want the existing 7m kept", got)
+	}
+	newStore(t, nc, jsstore.WithDuplicateWindow(3*time.Minute))
+	if got := duplicates(); got != 3*time.Minute {
+		t.Errorf("after New with WithDuplicateWindow(3m): duplicate window %v, want 3m", got)
+	}
 }
