@@ -80,7 +80,10 @@
 //	                               WorkerHeartbeat. A call silent for MissedHeartbeats
 //	                               intervals is sent again (same call id), at most
 //	                               MaxDeliveries times; the first return wins.
-//	weft.worker.cancel.<call id>   empty message: cancel a remote call (run cancelled/ended).
+//	weft.worker.cancel.<session id>.<run id>.<call id>
+//	                               empty message: cancel a remote call (run cancelled/ended).
+//	                               Call ids are unique only within a run: workers key
+//	                               calls (running, re-delivered, cancelled) by the triple.
 //	weft.worker.describe           request; every worker replies WorkerDescription
 //	                               {"worker_id","tools":[Definition…]}.
 //	                               See docs/worker-protocol.md.
@@ -90,8 +93,18 @@
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,
 // unknown_decision, duplicate_decision, missing_decisions, wrong_decision,
-// bad_command, internal, session_owned; each matches its Err… sentinel
-// (CommandError). With leases (see Ownership) a command may be forwarded
+// bad_command, internal, session_owned, unavailable; each matches its Err…
+// sentinel (CommandError). unavailable (ErrUnavailable, which also matches
+// ErrInternal) means the session's event store or lease bucket failed for
+// a moment (JetStream restarting, a timeout): the command was not carried
+// out, nothing was recorded, and the caller retries it. A session actor
+// whose first read of its stream fails stays unloaded: it appends nothing,
+// answers unavailable, and reads the stream again on its next command (or
+// a Recover's advance) until a read succeeds. A stream the fold refuses
+// is answered internal. A lease operation made while routing a command
+// (take, look up, forward) that fails transiently (a timeout, no
+// responders, a reconnecting connection, JetStream answering 503) is
+// answered unavailable too; other lease failures internal. With leases (see Ownership) a command may be forwarded
 // to the session's owner on weft.node.<node>.cmd.session.<id>.<verb>.
 // A start with a run id that already exists (same agent and prompt) is
 // answered as done: retrying a start is idempotent.
@@ -193,7 +206,8 @@
 //
 // A session actor rebuilds its state from its stream when it starts
 // (Host.Recover starts the sessions whose last run is running; a command
-// for any other session starts its actor). Then:
+// for any other session starts its actor); if the read fails, the next
+// command or advance reads again (see PROTOCOL, unavailable). Then:
 //   - a waiting run stays waiting and can be resumed;
 //   - a run waiting for its model repeats the model request;
 //   - a tool call requested (or started) but not returned is run again,
@@ -203,8 +217,8 @@
 //
 // Cancellation of tools reaches the tool actors of this process through
 // the run's context, and remote tool workers through
-// weft.worker.cancel.<call id>, which the batch's scheduler publishes for
-// every open remote call when it stops.
+// weft.worker.cancel.<session id>.<run id>.<call id>, which the batch's
+// scheduler publishes for every open remote call when it stops.
 //
 // # Ownership
 //

@@ -34,6 +34,11 @@ var (
 	// ErrInternal: the session could not carry out the command (a store
 	// failure, a conflicting writer).
 	ErrInternal = errors.New("actors: internal error")
+	// ErrUnavailable: the session's event store or lease bucket failed
+	// for a moment (JetStream restarting, a timeout). The command was not
+	// carried out and nothing was recorded: retry it. It also matches
+	// ErrInternal, the code such failures had before.
+	ErrUnavailable = fmt.Errorf("actors: session temporarily unavailable (%w)", ErrInternal)
 )
 
 var codes = map[string]error{
@@ -48,6 +53,7 @@ var codes = map[string]error{
 	"wrong_decision":     ErrWrongDecision,
 	"bad_command":        ErrBadCommand,
 	"internal":           ErrInternal,
+	"unavailable":        ErrUnavailable,
 	"session_owned":      ErrSessionOwned,
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // leaseTimeout bounds one lease operation of the host.
@@ -72,7 +73,7 @@ func (h *Host) leased(m *nats.Msg, id, verb string) bool {
 	defer cancel()
 	owner, err := h.cfg.Leases.Acquire(ctx, id)
 	if err != nil {
-		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "%v", err)})
+		respond(m, CommandReply{Error: commandError(verb, id, leaseSentinel(err), "%v", err)})
 		return false
 	}
 	if owner == h.cfg.Leases.Node() {
@@ -87,9 +88,34 @@ func (h *Host) leased(m *nats.Msg, id, verb string) bool {
 		return false
 	}
 	if err := h.cfg.Conn.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Data: m.Data, Header: m.Header}); err != nil {
-		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "forward to %q: %v", owner, err)})
+		respond(m, CommandReply{Error: commandError(verb, id, leaseSentinel(err), "forward to %q: %v", owner, err)})
 	}
 	return false
+}
+
+// leaseSentinel is the command error code of a lease operation's failure:
+// ErrUnavailable for a failure of NATS or JetStream that passes by itself
+// (a timeout, no responders, a connection down or reconnecting, JetStream
+// temporarily unavailable), ErrInternal otherwise.
+func leaseSentinel(err error) error {
+	if transient(err) {
+		return ErrUnavailable
+	}
+	return ErrInternal
+}
+
+// transient reports whether err is a NATS or JetStream failure that passes
+// by itself: retrying the operation later may succeed.
+func transient(err error) bool {
+	for _, t := range []error{context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders,
+		nats.ErrConnectionReconnecting, nats.ErrDisconnected, nats.ErrConnectionDraining,
+		jetstream.ErrNoStreamResponse, jetstream.ErrJetStreamNotEnabled, jetstream.ErrJetStreamNotEnabledForAccount} {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.Code == 503
 }
 
 // onNodeCommand handles a command another node forwarded to this one: it
@@ -106,7 +132,7 @@ func (h *Host) onNodeCommand(m *nats.Msg) {
 	cancel()
 	switch {
 	case err != nil:
-		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "%v", err)})
+		respond(m, CommandReply{Error: commandError(verb, id, leaseSentinel(err), "%v", err)})
 		return
 	case owner != h.cfg.Leases.Node():
 		respond(m, CommandReply{Error: commandError(verb, id, ErrSessionOwned, "session is owned by node %q", owner)})

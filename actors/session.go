@@ -48,13 +48,16 @@ type modelReply struct {
 // expected version, then applies it, then acts. Model requests, toolset
 // preparation and tool calls run elsewhere (owned goroutines, the lifecycle
 // actor, schedulers) and report back with messages, so Receive never waits
-// for them; only the store appends and the initial stream read happen in
-// Receive.
+// for them; only the store appends and the stream reads happen in Receive.
+//
+// st is nil until the actor has read its stream (see load): a failed read
+// is retried on the next command (or advance), and until one succeeds the
+// actor appends nothing and refuses commands with unavailable.
 type sessionActor struct {
 	h       *Host
 	id      string
-	st      *SessionState
-	loadErr error
+	st      *SessionState // nil: not loaded yet (see load)
+	loadErr error         // why the last load failed
 	self    *actor.PID
 	life    *actor.PID
 	run     *runMem
@@ -113,6 +116,26 @@ func (a *sessionActor) Receive(c actor.Context) {
 			return
 		}
 	}
+	if a.st == nil {
+		// Not loaded: the actor started, but its stream could not be
+		// read. A command or an advance tries again; nothing else can
+		// concern a session whose state is not known.
+		switch m := c.Message().(type) {
+		case *command:
+			if a.load() != nil {
+				a.onCommand(c, m) // refuses it: unavailable
+				return
+			}
+			a.advance(c) // what Started does after a load
+		case *advance:
+			if a.load() != nil {
+				return
+			}
+		case *actor.Started, *actor.Stopping:
+		default:
+			return
+		}
+	}
 	switch c.Message().(type) {
 	case *command, *advance, *preparedReply, *modelReply, *batchFinished, *exitedReply:
 		a.flush(c)
@@ -121,10 +144,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 	case *actor.Started:
 		a.self = c.Self()
 		a.life = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &lifecycleActor{h: a.h} }))
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		a.st, a.loadErr = a.h.ReadSession(ctx, a.id)
-		cancel()
-		if a.loadErr == nil {
+		if a.load() == nil {
 			a.advance(c)
 		}
 	case *command:
@@ -152,6 +172,34 @@ func (a *sessionActor) Receive(c actor.Context) {
 	}
 }
 
+// load rebuilds the state from the session's stream. On failure the state
+// stays nil and loadErr says why: ErrUnavailable when the store could not
+// be read (JetStream restarting, a timeout: the next command tries again),
+// ErrInternal when the fold refuses the stream.
+func (a *sessionActor) load() error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	st := NewSessionState(a.id)
+	evs, err := a.h.cfg.Store.ReadStream(ctx, events.SessionStream(a.id), 0)
+	switch {
+	case errors.Is(err, events.ErrStreamNotFound):
+		evs = nil // a new session
+	case err != nil:
+		a.loadErr = fmt.Errorf("%w: read session: %w", ErrUnavailable, err)
+		a.h.log.Warn("load session", "session", a.id, "err", err)
+		return a.loadErr
+	}
+	for _, ev := range evs {
+		if err := st.Apply(ev); err != nil {
+			a.loadErr = fmt.Errorf("%w: fold session: %w", ErrInternal, err)
+			a.h.log.Error("load session", "session", a.id, "err", err)
+			return a.loadErr
+		}
+	}
+	a.st, a.loadErr = st, nil
+	return nil
+}
+
 // append writes recs in one append (all of them or none) with the state's
 // version as the expected version, applies them, publishes them, and
 // notifies the watchers of runs that settled. On a conflict it reloads the
@@ -162,6 +210,9 @@ func (a *sessionActor) append(recs ...record) error {
 	}
 	if a.down {
 		return ErrSessionOwned
+	}
+	if a.st == nil {
+		return fmt.Errorf("%w: session state not loaded", ErrUnavailable)
 	}
 	// The runs recs touch (almost always one) and their statuses before.
 	type runStatus struct {
@@ -802,8 +853,12 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 	refuse := func(sentinel error, format string, args ...any) {
 		reply(CommandReply{Error: commandError(cmd.verb, a.id, sentinel, format, args...)})
 	}
-	if a.loadErr != nil {
-		refuse(ErrInternal, "load session: %v", a.loadErr)
+	if a.st == nil {
+		sentinel := ErrInternal
+		if errors.Is(a.loadErr, ErrUnavailable) {
+			sentinel = ErrUnavailable
+		}
+		refuse(sentinel, "load session: %v", a.loadErr)
 		return
 	}
 	if a.down {
@@ -844,6 +899,8 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 		case errors.As(err, &ce):
 		case errors.Is(err, ErrSessionOwned):
 			ce = commandError(cmd.verb, a.id, ErrSessionOwned, "%v", err)
+		case errors.Is(err, ErrUnavailable):
+			ce = commandError(cmd.verb, a.id, ErrUnavailable, "%v", err)
 		default:
 			ce = commandError(cmd.verb, a.id, ErrInternal, "%v", err)
 		}
