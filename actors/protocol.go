@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -138,7 +139,8 @@ const ReportHeartbeat = "heartbeat"
 const (
 	// WorkerQueueGroup is the queue group workers serve calls in.
 	WorkerQueueGroup = "weft-workers"
-	// HeaderCallID carries the call id (the idempotency key) of a request.
+	// HeaderCallID carries the call id of a request (unique within its
+	// run: the idempotency key is the session, run and call ids).
 	HeaderCallID = "Weft-Call-Id"
 	// HeaderDelivery is the delivery number of a request: 1, then 2, 3, …
 	// when the host sends the call again after a worker went silent.
@@ -171,18 +173,46 @@ func WorkerCallSubject(s bus.Subjects, name string) (string, error) {
 }
 
 // WorkerCancelSubject returns the subject a host publishes on to cancel
-// remote call callID: "<root>.worker.cancel.<call id>".
-func WorkerCancelSubject(s bus.Subjects, callID string) (string, error) {
-	tok, err := bus.EscapeToken(callID)
-	if err != nil {
-		return "", err
+// remote call callID of run runID of session sessionID:
+// "<root>.worker.cancel.<session id>.<run id>.<call id>", each escaped
+// with bus.EscapeToken. Call ids are unique only within a run (providers
+// reuse ids such as "call_1"), so a call is named by the triple.
+func WorkerCancelSubject(s bus.Subjects, sessionID, runID, callID string) (string, error) {
+	var toks [3]string
+	for i, v := range [3]string{sessionID, runID, callID} {
+		tok, err := bus.EscapeToken(v)
+		if err != nil {
+			return "", err
+		}
+		toks[i] = tok
 	}
-	return s.Root() + ".worker.cancel." + tok, nil
+	return s.Root() + ".worker.cancel." + toks[0] + "." + toks[1] + "." + toks[2], nil
+}
+
+// ParseWorkerCancelSubject is the inverse of WorkerCancelSubject: it
+// returns the (unescaped) session, run and call ids a cancel subject names.
+func ParseWorkerCancelSubject(s bus.Subjects, subject string) (sessionID, runID, callID string, err error) {
+	prefix := s.Root() + ".worker.cancel."
+	rest, ok := strings.CutPrefix(subject, prefix)
+	if !ok {
+		return "", "", "", &bus.TokenError{What: "cancel subject", Value: subject, Reason: "does not start with " + prefix}
+	}
+	toks := strings.Split(rest, ".")
+	if len(toks) != 3 {
+		return "", "", "", &bus.TokenError{What: "cancel subject", Value: subject, Reason: "want <session id>.<run id>.<call id>"}
+	}
+	var ids [3]string
+	for i, tok := range toks {
+		if ids[i], err = bus.UnescapeToken(tok); err != nil {
+			return "", "", "", err
+		}
+	}
+	return ids[0], ids[1], ids[2], nil
 }
 
 // WorkerCancelFilter returns the filter of every cancel subject:
-// "<root>.worker.cancel.*".
-func WorkerCancelFilter(s bus.Subjects) string { return s.Root() + ".worker.cancel.*" }
+// "<root>.worker.cancel.*.*.*".
+func WorkerCancelFilter(s bus.Subjects) string { return s.Root() + ".worker.cancel.*.*.*" }
 
 // WorkerDescribeSubject returns the subject every worker answers with its
 // WorkerDescription: "<root>.worker.describe".

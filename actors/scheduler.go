@@ -245,8 +245,8 @@ func (a *schedulerActor) checkRemote(c actor.Context) {
 
 // cancelRemote publishes a cancel for every open remote call.
 func (a *schedulerActor) cancelRemote() {
-	for id := range a.remote {
-		if subject, err := WorkerCancelSubject(a.h.subj, id); err == nil {
+	for _, rc := range a.remote {
+		if subject, err := WorkerCancelSubject(a.h.subj, rc.req.SessionID, rc.req.RunID, rc.req.CallID); err == nil {
 			_ = a.h.cfg.Conn.Publish(subject, nil)
 		}
 	}

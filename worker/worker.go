@@ -9,7 +9,9 @@
 // (a heartbeat every heartbeat interval while a call runs, progress and
 // retry reports, then the return), answers <root>.worker.describe with its
 // tool definitions, and cancels a running call when
-// <root>.worker.cancel.<call id> arrives.
+// <root>.worker.cancel.<session id>.<run id>.<call id> arrives. A call is
+// named by its session, run and call ids (call ids are unique only within
+// a run): two sessions may run calls with the same call id on one worker.
 //
 //	w, err := worker.New(nc, tools...)
 //	...
@@ -47,7 +49,7 @@ type Worker struct {
 	id     string
 	subj   bus.Subjects
 	log    *slog.Logger
-	served sync.Map // call id → *running
+	served sync.Map // callKey → *running
 	drain  time.Duration
 	slots  chan struct{} // one per call allowed to run at once; nil: no limit
 
@@ -56,6 +58,9 @@ type Worker struct {
 	stopped bool           // Serve is stopping: take no more calls
 	calls   sync.WaitGroup // the calls being served
 }
+
+// callKey names a call: call ids are unique only within a run.
+type callKey struct{ session, run, call string }
 
 // running is a call the worker executes.
 type running struct {
@@ -236,15 +241,11 @@ func (w *Worker) Serve(ctx context.Context) error {
 
 // onCancel cancels the call named by a cancel subject, if it runs here.
 func (w *Worker) onCancel(m *nats.Msg) {
-	prefix := w.subj.Root() + ".worker.cancel."
-	if len(m.Subject) <= len(prefix) {
-		return
-	}
-	id, err := bus.UnescapeToken(m.Subject[len(prefix):])
+	session, run, call, err := actors.ParseWorkerCancelSubject(w.subj, m.Subject)
 	if err != nil {
 		return
 	}
-	if v, ok := w.served.Load(id); ok {
+	if v, ok := w.served.Load(callKey{session, run, call}); ok {
 		v.(*running).cancel(errCancelled)
 	}
 }
@@ -260,14 +261,15 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 	defer cancel(nil)
 	run := &running{cancel: cancel}
 	run.reply.Store(&m.Reply)
-	if v, dup := w.served.LoadOrStore(req.CallID, run); dup {
+	key := callKey{req.SessionID, req.RunID, req.CallID}
+	if v, dup := w.served.LoadOrStore(key, run); dup {
 		// The node sent the call again while it runs here: the running
 		// execution reports (and heartbeats) for both, to the latest
 		// reply subject.
 		v.(*running).reply.Store(&m.Reply)
 		return
 	}
-	defer w.served.Delete(req.CallID)
+	defer w.served.Delete(key)
 	report := func(r actors.ToolReport) {
 		if run.abandoned.Load() {
 			return

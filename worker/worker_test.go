@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -927,5 +929,114 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 		default:
 		}
 		break
+	}
+}
+
+// TestSameCallIDAcrossSessions runs two sessions that call one tool with
+// the same call id at once on one worker: call ids are unique only within a
+// run, so both calls run, each with its own result; cancelling one session's
+// run cancels its call only.
+func TestSameCallIDAcrossSessions(t *testing.T) {
+	rt, url := node(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	type started struct {
+		session string
+		ctx     context.Context
+	}
+	starts := make(chan started, 4)
+	cancelled := make(chan string, 4)
+	release := make(chan struct{})
+	tool, err := toolsets.NewContextFunc("hold", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
+		starts <- started{tc.SessionID, ctx}
+		select {
+		case <-ctx.Done():
+			cancelled <- tc.SessionID
+			return "", ctx.Err()
+		case <-release:
+			return "done " + tc.SessionID + " " + tc.CallID, nil
+		}
+	}, toolsets.WithDescription("waits for the test or a cancel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(nc, []toolsets.Tool{tool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		<-served
+	})
+	a := agent(t, rt, "hold")
+	cancelledSession, kept := a.NewSession(), a.NewSession()
+	type outcome struct {
+		res *weft.Result
+		err error
+	}
+	runCtx, cancelRun := context.WithCancel(t.Context())
+	defer cancelRun()
+	cancelledDone, keptDone := make(chan outcome, 1), make(chan outcome, 1)
+	go func() {
+		res, err := cancelledSession.Run(runCtx, prompt(t, call("c1", "hold", `{}`)))
+		cancelledDone <- outcome{res, err}
+	}()
+	go func() {
+		res, err := kept.Run(t.Context(), prompt(t, call("c1", "hold", `{}`)))
+		keptDone <- outcome{res, err}
+	}()
+	// Both calls run on the worker at once: neither is taken for a
+	// re-delivery of the other.
+	running := map[string]context.Context{}
+	for len(running) < 2 {
+		select {
+		case s := <-starts:
+			running[s.session] = s.ctx
+		case <-time.After(20 * time.Second):
+			t.Fatalf("calls started in sessions %v, want both", slices.Collect(maps.Keys(running)))
+		}
+	}
+	cancelRun()
+	if got := <-cancelled; got != cancelledSession.ID() {
+		t.Fatalf("the call of session %s was cancelled, want %s", got, cancelledSession.ID())
+	}
+	if o := <-cancelledDone; o.err != nil && !errors.Is(o.err, context.Canceled) {
+		t.Errorf("cancelled run: %v", o.err)
+	}
+	if err := running[kept.ID()].Err(); err != nil {
+		t.Fatalf("the other session's call was cancelled too: %v", err)
+	}
+	select {
+	case o := <-keptDone:
+		t.Fatalf("the other session's run ended before its call returned: %+v", o)
+	default:
+	}
+	close(release)
+	o := <-keptDone
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if got, want := content(returns(t, kept, o.res.RunID)["c1"]), "done "+kept.ID()+" c1"; got != want {
+		t.Errorf("return %q, want %q", got, want)
+	}
+	st, err := cancelledSession.State(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, r := range st.Runs {
+		if r.Status != weft.StatusCancelled {
+			t.Errorf("run %s of the cancelled session is %s, want cancelled", id, r.Status)
+		}
+	}
+	select {
+	case s := <-cancelled:
+		t.Errorf("session %s's call was cancelled as well", s)
+	default:
 	}
 }

@@ -195,8 +195,11 @@ function toolReturn(callId, name, kind, content, attempts, control) {
 
 const nc = await connect({ servers: url.split(","), name: `weft-js-worker ${workerId}` });
 
-// running: call id -> AbortController of the call running here.
+// running: call key -> AbortController of the call running here. Call ids
+// are unique only within a run, so a call is keyed by its session, run and
+// call ids.
 const running = new Map();
+const callKey = (session, run, call) => `${session}\u0000${run}\u0000${call}`;
 let inflight = 0;
 let allDone = null; // resolves when inflight drops to 0 while stopping
 
@@ -214,12 +217,13 @@ async function serveCall(msg) {
   }
   if (typeof req !== "object" || req === null || typeof req.call_id !== "string") return;
   const callId = req.call_id;
+  const key = callKey(String(req.session_id ?? ""), String(req.run_id ?? ""), callId);
   const name = typeof req.name === "string" ? req.name : "";
-  if (running.has(callId)) return; // a re-delivery of a call running here: its heartbeats cover it
+  if (running.has(key)) return; // a re-delivery of a call running here: its heartbeats cover it
 
   const hbMs = Number.parseInt(msg.headers?.get("Weft-Heartbeat-Ms") ?? "", 10) || DEFAULT_HEARTBEAT_MS;
   const ac = new AbortController();
-  running.set(callId, ac);
+  running.set(key, ac);
   inflight++;
   const report = (type, extra = {}) => publish(msg.reply, { type, call_id: callId, tool: name, ...extra });
   report("heartbeat");
@@ -265,7 +269,7 @@ async function serveCall(msg) {
     }
   } finally {
     clearInterval(hb);
-    running.delete(callId);
+    running.delete(key);
     inflight--;
     if (inflight === 0 && allDone) allDone();
   }
@@ -282,11 +286,13 @@ for (const name of Object.keys(tools)) {
   subs.push(sub);
 }
 subs.push(
-  nc.subscribe(`${ROOT}.worker.cancel.*`, {
+  nc.subscribe(`${ROOT}.worker.cancel.*.*.*`, {
     callback: (err, msg) => {
       if (err) return;
-      const tok = msg.subject.slice(`${ROOT}.worker.cancel.`.length);
-      running.get(unescapeToken(tok))?.abort("cancel");
+      // <root>.worker.cancel.<session id>.<run id>.<call id>
+      const toks = msg.subject.slice(`${ROOT}.worker.cancel.`.length).split(".");
+      if (toks.length !== 3) return;
+      running.get(callKey(...toks.map(unescapeToken)))?.abort("cancel");
     },
   }),
 );
