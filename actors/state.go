@@ -213,17 +213,6 @@ type PendingItem struct {
 	Metadata  map[string]any  `json:"metadata,omitempty"`
 }
 
-// batchSettled reports whether every call of the batch has a return
-// (final or suspension).
-func (r *RunState) batchSettled() bool {
-	for _, c := range r.Batch {
-		if c.Return == nil || (c.Pending != "" && c.Decision != nil) {
-			return false
-		}
-	}
-	return true
-}
-
 // batchDone reports whether every call has a final return.
 func (r *RunState) batchDone() bool {
 	for _, c := range r.Batch {

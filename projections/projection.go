@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/weft-run/weft/events"
@@ -60,15 +59,3 @@ func (c *checkpoint) Checkpoint() uint64 { return c.pos }
 
 // seen reports whether the event at pos was applied already.
 func (c *checkpoint) seen(pos uint64) bool { return pos <= c.pos }
-
-// dataAs returns ev's data as T, or an *Error wrapping ErrUnexpectedData
-// when the Runner's decoding does not fit the event's type.
-func dataAs[T any](name string, ev Decoded) (T, error) {
-	d, ok := ev.Data.(T)
-	if !ok {
-		var zero T
-		return zero, &Error{Op: "apply", Projection: name, Position: ev.Position, Type: ev.Type,
-			Err: fmt.Errorf("%w: data is %T, not %T", ErrUnexpectedData, ev.Data, zero)}
-	}
-	return d, nil
-}

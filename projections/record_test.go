@@ -34,8 +34,6 @@ var histories = []history{
 	{name: "denied", record: recordDenied},
 }
 
-type noArgs struct{}
-
 type cityArgs struct {
 	City string `json:"city"`
 }

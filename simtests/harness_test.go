@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,10 +59,7 @@ func TestMain(m *testing.M) {
 // buildBinaries builds weft, nats-server (from the module cache: the
 // nats-server module is a dependency of weft) and simworker.
 func buildBinaries(weft, natsServer, simworker string) error {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
+	gobin := "go" // the go command on PATH, as the README's test command runs it
 	for _, b := range []struct{ out, pkg string }{
 		{weft, "github.com/weft-run/weft/cmd/weft"},
 		{natsServer, "github.com/nats-io/nats-server/v2"},

@@ -287,7 +287,7 @@ func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
 			return ret.fromError(&CancelledError{Reason: context.Cause(ctx).Error()}, nil)
 		}
 		ret.Attempts = retry + 1
-		val, err, stack := r.attempt(ctx, e, &inv, args, retry)
+		val, stack, err := r.attempt(ctx, e, &inv, args, retry)
 		kind := KindOf(err)
 		if kind.Flags().InternallyRetryable && retry < e.maxRetries && ctx.Err() == nil {
 			continue
@@ -302,7 +302,7 @@ func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
 // attempt runs the tool once, recovering a panic into an error with its
 // stack, and turns an ordinary error from an ended ctx into a cancellation
 // or timeout.
-func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args json.RawMessage, retry int) (val any, err error, stack []byte) {
+func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args json.RawMessage, retry int) (val any, stack []byte, err error) {
 	actx := ctx
 	if e.timeout > 0 {
 		var cancel context.CancelFunc
@@ -330,7 +330,7 @@ func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args 
 			err = &TimeoutError{After: e.timeout}
 		}
 	}
-	return val, err, stack
+	return val, stack, err
 }
 
 // panicError is a recovered panic. It is an Execution failure.

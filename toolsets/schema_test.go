@@ -20,8 +20,8 @@ type inferArgs struct {
 	History  bool     `json:"include_history,omitempty"`
 	Tags     []string `json:"tags,omitzero"`
 	Limit    *int     `json:"limit,omitempty"`
-	skipped  int
-	Ignored  string `json:"-"`
+	skipped  int      //lint:ignore U1000 unexported: schema inference must leave it out
+	Ignored  string   `json:"-"`
 }
 
 func TestInferSchema(t *testing.T) {

@@ -38,7 +38,6 @@ const remoteToolsWait = 30 * time.Second
 // clusterConfig is the cluster part of weft.Config: more seed URLs,
 // authentication, TLS, replicas, the node's id and the lease TTL.
 type clusterConfig struct {
-	natsURLs              []string
 	user, password, token string
 	nkeySeedFile          string
 	credsFile             string
