@@ -42,10 +42,11 @@
 //     repeats in the response; forwards the tool reports to the session as
 //     they arrive. The session appends tool.returned as each call finishes
 //     and hands the returns to the model in model order.
-//   - Tool actor (one per host, which serves weft.tool.*): executes each
-//     call through the run's registry (timeouts, internal retries and
-//     cooperative cancellation are the registry's) in a goroutine it
-//     starts per call, which reports back on the request's reply subject.
+//   - Tool actor (one per host, which serves weft.node.<node id>.tool.*):
+//     executes each call through the run's registry (timeouts, internal
+//     retries and cooperative cancellation are the registry's) in a
+//     goroutine it starts per call, which reports back on the request's
+//     reply subject.
 //     One long-lived actor rather than one per call: a call costs no actor
 //     spawn.
 //
@@ -63,8 +64,11 @@
 //	weft.cmd.session.<id>.cancel   request CancelCommand {"run_id","by","reason"}
 //	  reply (all three)            CommandReply {"run_id","version"} or
 //	                               {"error":{"verb","session_id","code","message"}}
-//	weft.tool.<name>               request ToolRequest {"session_id","run_id","call_id","name",
-//	                               "arguments","approval"} in queue group "weft-tools";
+//	weft.node.<node>.tool.<name>   request ToolRequest {"session_id","run_id","call_id","name",
+//	                               "arguments","approval"} to the host's own tool actor
+//	                               (<node>: the lease node id, or a random id per host
+//	                               without leases): a local tool runs on the node that
+//	                               prepared the run, never on another node of the cluster;
 //	                               the reply subject (<inbox>.<n>: one per batch's
 //	                               scheduler, under one inbox the host subscribes to)
 //	                               receives ToolReport {"type":"started"|"retried"|"progress",…}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/bus"
@@ -20,9 +21,6 @@ import (
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
-
-// ToolQueueGroup is the NATS queue group tool hosts serve weft.tool.<name> in.
-const ToolQueueGroup = "weft-tools"
 
 // HostConfig configures a Host.
 type HostConfig struct {
@@ -56,8 +54,9 @@ type HostConfig struct {
 }
 
 // Host runs the actors of one process: an actor system, the session actors
-// of the sessions it owns, and a tool host that serves weft.tool.* calls
-// for the runs it prepared. Create it with NewHost; Close stops it.
+// of the sessions it owns, and a tool host that serves the calls of the
+// local tools of the runs it prepared, on weft.node.<node id>.tool.* (only
+// the node that prepared a run has its tools). Create it with NewHost; Close stops it.
 type Host struct {
 	cfg    HostConfig
 	subj   bus.Subjects
@@ -77,7 +76,11 @@ type Host struct {
 	// []*toolsets.Lifecycle).
 	runToolsets, runLCs sync.Map
 	tools               *actor.PID // the tool actor
-	own                 *ownership // nil without HostConfig.Leases
+	// node names this host in the subjects of its local tool calls
+	// (bus.Subjects.NodeTool): the lease node id with Leases, a random
+	// one otherwise.
+	node string
+	own  *ownership // nil without HostConfig.Leases
 
 	// Tool reports arrive on one subscription, bus.ReplyFilter(replyPrefix);
 	// each scheduler has its own subject under it (bus.ReplySubject).
@@ -102,8 +105,8 @@ type runEntry struct {
 func runKey(session, run string) string { return session + "\x00" + run }
 
 // NewHost starts a host: its actor system, the command subscription
-// (weft.cmd.session.*.*) and the tool subscription (weft.tool.*, queue
-// group ToolQueueGroup).
+// (weft.cmd.session.*.*) and the subscription to the calls of its local
+// tools (weft.node.<node id>.tool.*).
 func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.Conn == nil || cfg.Store == nil {
 		return nil, errors.New("actors: host needs a NATS connection and a store")
@@ -136,7 +139,16 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to commands: %w", err)
 	}
-	toolSub, err := cfg.Conn.QueueSubscribe(subj.AllTools(), ToolQueueGroup, h.onToolRequest)
+	h.node = uuid.NewString()
+	if cfg.Leases != nil {
+		h.node = cfg.Leases.Node()
+	}
+	toolFilter, err := subj.NodeTools(h.node)
+	if err != nil {
+		_ = cmdSub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe to tool calls: %w", err)
+	}
+	toolSub, err := cfg.Conn.Subscribe(toolFilter, h.onToolRequest)
 	if err != nil {
 		_ = cmdSub.Unsubscribe()
 		return nil, fmt.Errorf("subscribe to tool calls: %w", err)

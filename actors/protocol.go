@@ -53,7 +53,8 @@ type CommandReply struct {
 	Error   *CommandError `json:"error,omitempty"`
 }
 
-// ToolRequest is the body of a request on weft.tool.<name>: one call to
+// ToolRequest is the body of a request on weft.node.<node id>.tool.<name>
+// (a local tool) or <root>.worker.call.<name> (a remote one): one call to
 // execute. The reply subject receives ToolReports.
 type ToolRequest struct {
 	SessionID string          `json:"session_id"`

@@ -58,7 +58,7 @@ type remoteCall struct {
 type checkRemote struct{}
 
 // schedulerActor runs one tool batch: it sends each call as a request on
-// weft.tool.<name> (all at once, or one after another when the batch is
+// weft.node.<node id>.tool.<name> of its own node (all at once, or one after another when the batch is
 // sequential) and tells the session that the call's first attempt started,
 // forwards the tool actors' reports to the session in the order they
 // arrive, and stops when every call has returned. The session
@@ -138,7 +138,9 @@ func (a *schedulerActor) send(c actor.Context) {
 		err = a.sendRemote(c, call)
 	} else {
 		var subject string
-		subject, err = a.h.subj.Tool(call.Name)
+		// Local tools run on this node, which prepared the run: the
+		// subject names it.
+		subject, err = a.h.subj.NodeTool(a.h.node, call.Name)
 		if err == nil {
 			var data []byte
 			data, err = json.Marshal(&call)

@@ -12,8 +12,8 @@ import (
 	"github.com/weft-run/weft/toolsets"
 )
 
-// onToolRequest serves one weft.tool.<name> request: it hands the call to
-// the host's tool actor.
+// onToolRequest serves one weft.node.<node id>.tool.<name> request: it
+// hands the call to the host's tool actor.
 func (h *Host) onToolRequest(m *nats.Msg) {
 	var req ToolRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || m.Reply == "" {

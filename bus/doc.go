@@ -12,11 +12,13 @@
 //
 // # Subjects
 //
-// All subject names are built in subjects.go and nowhere else:
+// All subject names are built in subjects.go and node.go and nowhere else:
 //
 //	weft.evt.<category>.<id>.<type tokens>   an event of a stream
 //	weft.cmd.session.<id>.<verb>             a command to a session actor
-//	weft.tool.<name>                         a remote tool's queue group
+//	weft.node.<node>.cmd.session.<id>.<verb> a command forwarded to the owner node
+//	weft.node.<node>.tool.<name>             a local tool call, to the node that
+//	                                         prepared the run
 //
 // Identifiers that are not valid subject tokens are escaped (EscapeToken),
 // never passed through; see EscapeToken for the exact rules.

@@ -35,3 +35,26 @@ func (s Subjects) ParseNodeCommand(node, subject string) (sessionID, verb string
 	}
 	return s.ParseCommand(s.root + "." + rest)
 }
+
+// NodeTool returns the subject the calls of local tool name are sent on to
+// the node that prepared their run, such as "weft.node.n1.tool.search":
+// only that node has the run's tools. node must be a subject token.
+func (s Subjects) NodeTool(node, name string) (string, error) {
+	if !ValidToken(node) {
+		return "", &TokenError{What: "node id", Value: node, Reason: "not a subject token"}
+	}
+	tok, err := EscapeToken(name)
+	if err != nil {
+		return "", &TokenError{What: "tool name", Value: name, Reason: "empty"}
+	}
+	return s.root + ".node." + node + ".tool." + tok, nil
+}
+
+// NodeTools returns the filter matching the subject of every local tool
+// call sent to node: "weft.node.<node>.tool.*".
+func (s Subjects) NodeTools(node string) (string, error) {
+	if !ValidToken(node) {
+		return "", &TokenError{What: "node id", Value: node, Reason: "not a subject token"}
+	}
+	return s.root + ".node." + node + ".tool.*", nil
+}
