@@ -3,7 +3,8 @@
 // nats-server module) with JetStream, two weft nodes (weft serve --nats
 // ... --replicas 3 --lease-ttl 1s --remote-tools) and two tool workers
 // (weft worker, or simworker, which records deploy's side effect as a file
-// per execution). The tests inject faults — SIGKILL of the node driving a
+// per execution); TestRestartNATSNode runs the demo tools locally on the
+// nodes instead, with no workers. The tests inject faults — SIGKILL of the node driving a
 // session while its run waits or while its tool calls are out, each NATS
 // server restarted on its store, the driving node stopped with SIGSTOP past
 // its lease TTL, SIGKILL of a worker mid-call, a worker stopped past its

@@ -194,7 +194,11 @@ func TestKillOwnerMidCall(t *testing.T) {
 // unavailable while the server is down) refuses every later command with
 // "load session" until its node restarts.
 func TestRestartNATSNode(t *testing.T) {
-	s := newHarness(t).startAll()
+	// The nodes run the demo tools locally (no workers): each call runs
+	// on the node that drives its session, whichever of the two it is.
+	h := newHarness(t)
+	h.localTools = true
+	s := h.startSim(func(*cluster) []*proc { return nil })
 	ctx := s.ctx
 	first, second := sessionIDs("nats-restart-a", 3), sessionIDs("nats-restart-b", 3)
 	each(t, ctx, first, s.toWaiting)

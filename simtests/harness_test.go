@@ -83,6 +83,9 @@ type harness struct {
 	// stalePing, when set, makes the NATS servers ping clients this often
 	// and drop one that misses two pings (a stopped process).
 	stalePing time.Duration
+	// localTools, when set, starts the weft nodes without --remote-tools:
+	// each node runs the demo tools of the runs it drives itself.
+	localTools bool
 
 	mu    sync.Mutex
 	procs []*proc
@@ -415,12 +418,16 @@ type weftNode struct {
 }
 
 // startWeft starts weft serve as node id on the cluster (replicas 3, lease
-// TTL leaseTTL, the demo tools served by the workers) and waits for its
-// report.
+// TTL leaseTTL, the demo tools served by the workers unless h.localTools)
+// and waits for its report.
 func (h *harness) startWeft(c *cluster, id string) *weftNode {
 	h.t.Helper()
-	p := h.start("weft-"+id, bins.weft, "serve", "--nats", strings.Join(c.urls(), ","), "--remote-tools",
-		"--replicas", "3", "--lease-ttl", leaseTTL.String(), "--node-id", id, "--json")
+	args := []string{"serve", "--nats", strings.Join(c.urls(), ",")}
+	if !h.localTools {
+		args = append(args, "--remote-tools")
+	}
+	args = append(args, "--replicas", "3", "--lease-ttl", leaseTTL.String(), "--node-id", id, "--json")
+	p := h.start("weft-"+id, bins.weft, args...)
 	line, err := p.waitLine(h.ctx, func(s string) bool { return strings.HasPrefix(s, "{") })
 	if err != nil {
 		h.t.Fatal(err)
