@@ -7,7 +7,9 @@ import (
 	"strings"
 )
 
-// This file is the one place where weft names NATS subjects.
+// This file (with node.go) is where weft names NATS subjects; the worker
+// subjects are built beside the worker protocol's messages in
+// actors/protocol.go and documented in docs/worker-protocol.md.
 //
 // Subject scheme (Root is "weft" unless a Subjects value says otherwise):
 //
@@ -17,8 +19,11 @@ import (
 //	<root>.evt.<category>.*.<type tokens>       one event type across a category
 //	<root>.cmd.session.<id>.<verb>              command to a session actor
 //	<root>.cmd.session.*.*                      every command (AllCommands)
-//	<root>.tool.<name>                          a remote tool's queue group
-//	<root>.tool.*                               every tool (AllTools)
+//	<root>.node.<node>.cmd.session.<id>.<verb>  command forwarded to its owner node (node.go)
+//	<root>.node.<node>.tool.<name>              local tool call, to the node that prepared the run (node.go)
+//	<root>.worker.call.<tool>                   remote tool call, queue group weft-workers
+//	<root>.worker.cancel.<session>.<run>.<call> cancel of a remote call
+//	<root>.worker.describe                      workers describe their tools
 //	<inbox>.<n>                                 reply subject n under a NATS inbox
 //	<inbox>.*                                   every reply under it (ReplyFilter)
 //
@@ -343,11 +348,6 @@ func (s Subjects) ParseCommand(subject string) (sessionID, verb string, err erro
 	return id, verb, nil
 }
 
-// AllTools returns the filter matching the subject of every tool:
-// "weft.tool.*". A tool host that serves every tool of the runs it prepared
-// subscribes to it in a queue group.
-func (s Subjects) AllTools() string { return s.root + ".tool.*" }
-
 // ReplySubject returns reply subject n under inbox (a NATS inbox, such as
 // nats.Conn.NewInbox returns): "<inbox>.<n>". One subscription to
 // ReplyFilter(inbox) receives the replies to many requests.
@@ -356,13 +356,3 @@ func ReplySubject(inbox string, n uint64) string { return inbox + "." + strconv.
 // ReplyFilter returns the filter matching every ReplySubject under inbox:
 // "<inbox>.*".
 func ReplyFilter(inbox string) string { return inbox + ".*" }
-
-// Tool returns the subject remote workers of a tool serve in a queue
-// group, such as "weft.tool.search".
-func (s Subjects) Tool(name string) (string, error) {
-	tok, err := EscapeToken(name)
-	if err != nil {
-		return "", &TokenError{What: "tool name", Value: name, Reason: "empty"}
-	}
-	return s.root + ".tool." + tok, nil
-}

@@ -76,9 +76,7 @@ func TestSubjects(t *testing.T) {
 		{"command", func() (string, error) { return bus.Default.Command("42", "start") }, "weft.cmd.session.42.start"},
 		{"escaped command", func() (string, error) { return bus.Default.Command("a b", "cancel") }, "weft.cmd.session.a%20b.cancel"},
 		{"session commands", func() (string, error) { return bus.Default.SessionCommands("42") }, "weft.cmd.session.42.*"},
-		{"tool", func() (string, error) { return bus.Default.Tool("web.search") }, "weft.tool.web%2Esearch"},
 		{"all commands", func() (string, error) { return bus.Default.AllCommands(), nil }, "weft.cmd.session.*.*"},
-		{"all tools", func() (string, error) { return bus.Default.AllTools(), nil }, "weft.tool.*"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +103,6 @@ func TestSubjectsReject(t *testing.T) {
 		{"type with empty part", func() error { _, err := bus.Default.Event("session-1", "run..started"); return err }},
 		{"empty session id", func() error { _, err := bus.Default.Command("", "start"); return err }},
 		{"verb with dot", func() error { _, err := bus.Default.Command("1", "a.b"); return err }},
-		{"empty tool", func() error { _, err := bus.Default.Tool(""); return err }},
 		{"bad category", func() error { _, err := bus.Default.EventsOfType("a-b", "run.started"); return err }},
 		{"bad root", func() error { _, err := bus.NewSubjects("weft.>"); return err }},
 		{"foreign subject", func() error { _, _, err := bus.Default.ParseEvent("other.evt.session.1.run.started"); return err }},
@@ -165,13 +162,6 @@ func TestParseCommandRoundTrip(t *testing.T) {
 	}
 	if r := bus.ReplySubject("_INBOX.abc", 7); r != "_INBOX.abc.7" || !server.SubjectMatchesFilter(r, bus.ReplyFilter("_INBOX.abc")) {
 		t.Errorf("reply subject %q does not match %q", r, bus.ReplyFilter("_INBOX.abc"))
-	}
-	tool, err := sub.Tool("web.search")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !server.SubjectMatchesFilter(tool, sub.AllTools()) {
-		t.Errorf("%q does not match %q", tool, sub.AllTools())
 	}
 }
 
