@@ -216,7 +216,8 @@
 //   - a run waiting for its model repeats the model request;
 //   - a tool call requested (or started) but not returned is run again,
 //     at least once, with the same call id: tools with side effects should
-//     treat ToolContext.CallID as an idempotency key;
+//     treat (SessionID, RunID, CallID) of their ToolContext as an
+//     idempotency key (call ids are unique only within a run);
 //   - toolsets are prepared again (toolset.initialized is recorded again).
 //
 // Cancellation of tools reaches the tool actors of this process through
@@ -266,5 +267,5 @@
 //     session_owned, stops) and stops renewing the lease. A renewal that
 //     finds the lease taken stands the actor down as well. Side effects of
 //     the stood-down node's in-flight tool calls are not fenced: tools
-//     keep treating ToolContext.CallID as an idempotency key.
+//     keep treating (SessionID, RunID, CallID) as an idempotency key.
 package actors
