@@ -490,12 +490,7 @@ func TestRemoteWorkerKilledMidCall(t *testing.T) {
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
-	if n := countReturned(t, s, o.res.RunID); n != 1 {
-		t.Errorf("%d tool.returned, want 1", n)
-	}
-	if got, want := content(returns(t, s, o.res.RunID)["c1"]), "spare c1"; got != want {
-		t.Errorf("return %q, want %q", got, want)
-	}
+	wantOneReturn(t, s, o.res.RunID, "c1", "spare c1")
 }
 
 func TestRemoteCancel(t *testing.T) {
@@ -535,17 +530,7 @@ func TestRemoteCancel(t *testing.T) {
 // first return counts, the second is ignored.
 func TestRemoteDuplicateResult(t *testing.T) {
 	rt, url := node(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	def := toolsets.Definition{Name: "twice", Description: "answers twice", Parameters: json.RawMessage(`{"type":"object"}`)}
-	desc, _ := json.Marshal(actors.WorkerDescription{WorkerID: "raw", Tools: []toolsets.Definition{def}})
-	if _, err := nc.Subscribe(actors.WorkerDescribeSubject(bus.Default), func(m *nats.Msg) { _ = m.Respond(desc) }); err != nil {
-		t.Fatal(err)
-	}
-	subject, _ := actors.WorkerCallSubject(bus.Default, "twice")
+	nc, subject := rawWorker(t, url, "raw", toolsets.Definition{Name: "twice", Description: "answers twice", Parameters: json.RawMessage(`{"type":"object"}`)})
 	headers := make(chan nats.Header, 1)
 	if _, err := nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
 		var req actors.ToolRequest
@@ -640,12 +625,7 @@ func TestRemoteWorkerStopsMidCall(t *testing.T) {
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
-	if n := countReturned(t, s, o.res.RunID); n != 1 {
-		t.Errorf("%d tool.returned, want 1", n)
-	}
-	if got, want := content(returns(t, s, o.res.RunID)["c1"]), "spare c1"; got != want {
-		t.Errorf("return %q, want %q", got, want)
-	}
+	wantOneReturn(t, s, o.res.RunID, "c1", "spare c1")
 }
 
 func TestNewErrors(t *testing.T) {
@@ -739,17 +719,7 @@ func TestConcurrencyLimit(t *testing.T) {
 // call MaxDeliveries times, a heartbeat deadline apart, then fails it.
 func TestRemoteNoWorker(t *testing.T) {
 	rt, url := node(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	def := toolsets.Definition{Name: "ghost", Description: "never answers", Parameters: json.RawMessage(`{"type":"object"}`)}
-	desc, _ := json.Marshal(actors.WorkerDescription{WorkerID: "ghost", Tools: []toolsets.Definition{def}})
-	if _, err := nc.Subscribe(actors.WorkerDescribeSubject(bus.Default), func(m *nats.Msg) { _ = m.Respond(desc) }); err != nil {
-		t.Fatal(err)
-	}
-	subject, _ := actors.WorkerCallSubject(bus.Default, "ghost")
+	nc, subject := rawWorker(t, url, "ghost", toolsets.Definition{Name: "ghost", Description: "never answers", Parameters: json.RawMessage(`{"type":"object"}`)})
 	var mu sync.Mutex
 	var deliveries []string
 	if _, err := nc.Subscribe(subject, func(m *nats.Msg) {
@@ -820,12 +790,7 @@ func TestRemoteWorkerCutOff(t *testing.T) {
 	if _, err := s.Run(t.Context(), prompt(t, call("c2", "whoami", `{}`))); err != nil {
 		t.Fatal(err)
 	}
-	if n := countReturned(t, s, o.res.RunID); n != 1 {
-		t.Errorf("%d tool.returned, want 1", n)
-	}
-	if got, want := content(returns(t, s, o.res.RunID)["c1"]), "spare c1"; got != want {
-		t.Errorf("return %q, want %q", got, want)
-	}
+	wantOneReturn(t, s, o.res.RunID, "c1", "spare c1")
 }
 
 // TestRedeliveryWhileRunning sends a call twice, from two reply subjects
@@ -1039,4 +1004,40 @@ func TestSameCallIDAcrossSessions(t *testing.T) {
 		t.Errorf("session %s's call was cancelled as well", s)
 	default:
 	}
+}
+
+// wantOneReturn checks that the run recorded exactly one tool.returned and
+// that the return of call has content want.
+func wantOneReturn(t *testing.T, s *weft.Session, runID, call, want string) {
+	t.Helper()
+	if n := countReturned(t, s, runID); n != 1 {
+		t.Errorf("%d tool.returned, want 1", n)
+	}
+	if got := content(returns(t, s, runID)[call]); got != want {
+		t.Errorf("return of %s = %q, want %q", call, got, want)
+	}
+}
+
+// rawWorker connects to url as a worker written against the raw protocol
+// that describes the one tool def, and returns its connection and the
+// tool's call subject for the test to serve by hand.
+func rawWorker(t *testing.T, url, workerID string, def toolsets.Definition) (*nats.Conn, string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	desc, err := json.Marshal(actors.WorkerDescription{WorkerID: workerID, Tools: []toolsets.Definition{def}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Subscribe(actors.WorkerDescribeSubject(bus.Default), func(m *nats.Msg) { _ = m.Respond(desc) }); err != nil {
+		t.Fatal(err)
+	}
+	subject, err := actors.WorkerCallSubject(bus.Default, def.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, subject
 }
