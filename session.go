@@ -3,6 +3,7 @@ package weft
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -26,8 +27,9 @@ type Session struct {
 func (s *Session) ID() string { return s.id }
 
 // Run starts a run of prompt and waits until it settles (completed,
-// failed, cancelled or waiting). When ctx ends first, the run is cancelled
-// and Run returns ctx's error.
+// failed, cancelled or waiting), whichever node of a cluster drives it
+// (the session's owner, see Config.LeaseTTL). When ctx ends first, the run
+// is cancelled and Run returns ctx's error.
 //
 // Options attach toolsets and metadata to this run only (WithToolsets,
 // WithMetadata). The agent's run-start hooks run first, on the caller's
@@ -70,10 +72,15 @@ func (s *Session) Cancel(ctx context.Context, runID, by, reason string) error {
 }
 
 // Wait returns the outcome of run runID once it has settled (for runs
-// started before a restart, say).
+// started before a restart, say), whichever node of a cluster drives it.
 func (s *Session) Wait(ctx context.Context, runID string) (*Result, error) {
 	ch, stop := s.agent.rt.host.Watch(runID)
 	defer stop()
+	settled, unsubscribe, err := s.settlements(runID)
+	if err != nil {
+		return nil, err
+	}
+	defer unsubscribe()
 	st, err := s.agent.rt.host.ReadSession(ctx, s.id)
 	if err != nil {
 		return nil, fmt.Errorf("weft: wait: %w", err)
@@ -83,11 +90,23 @@ func (s *Session) Wait(ctx context.Context, runID string) (*Result, error) {
 	} else if o.Status.Settled() {
 		return finish(o)
 	}
-	select {
-	case o := <-ch:
-		return finish(o)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for {
+		select {
+		case o := <-ch:
+			return finish(o)
+		case v := <-settled:
+			if s.agent.rt.host.Drives(s.id) {
+				settled = nil // this node drives the run: see command
+				continue
+			}
+			o, err := s.outcomeAt(ctx, runID, v)
+			if err != nil {
+				return nil, err
+			}
+			return finish(o)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
@@ -104,22 +123,133 @@ func finish(o actors.Outcome) (*Result, error) {
 	return res, nil
 }
 
-// command sends a start or resume command and waits for the run to settle.
+// command sends a start or resume command and waits for the run to settle,
+// wherever it is driven: the local host's watcher hears a run this node
+// drives (the fast path), the session's event subjects an event that
+// settles it on any node of a cluster (the command forwarded to the
+// session's owner).
 func (s *Session) command(ctx context.Context, runID, verb string, body any) (*Result, error) {
 	host := s.agent.rt.host
 	ch, stop := host.Watch(runID)
 	defer stop()
+	settled, unsubscribe, err := s.settlements(runID)
+	if err != nil {
+		return nil, err
+	}
+	defer unsubscribe()
 	if _, err := host.Command(ctx, s.id, verb, body); err != nil {
 		return nil, fmt.Errorf("weft: %w", err)
 	}
-	select {
-	case o := <-ch:
-		return finish(o)
-	case <-ctx.Done():
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-		defer cancel()
-		_, _ = host.Command(cctx, s.id, actors.VerbCancel, actors.CancelCommand{RunID: runID, Reason: "the caller's context ended"})
-		return nil, ctx.Err()
+	for {
+		select {
+		case o := <-ch:
+			return finish(o)
+		case v := <-settled:
+			if host.Drives(s.id) {
+				// This node drives the run: its watcher hears the
+				// outcome once the run's toolsets have exited.
+				settled = nil
+				continue
+			}
+			o, err := s.outcomeAt(ctx, runID, v)
+			if err != nil {
+				// The run has settled: there is nothing to cancel.
+				return nil, err
+			}
+			return finish(o)
+		case <-ctx.Done():
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+			defer cancel()
+			_, _ = host.Command(cctx, s.id, actors.VerbCancel, actors.CancelCommand{RunID: runID, Reason: "the caller's context ended"})
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// settleTypes are the types of the events that settle a run.
+var settleTypes = []events.Type{events.TypeRunWaiting, events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled}
+
+// settlements subscribes to the session's event subjects and returns a
+// channel that receives the version of each event settling run runID, and
+// a function that ends the subscription; without leases (one node) the
+// channel is nil and nothing is subscribed. Subscribe before sending the
+// command: the subscription and the command share the connection, so the
+// server registers the one before it routes the other.
+func (s *Session) settlements(runID string) (<-chan uint64, func(), error) {
+	rt := s.agent.rt
+	if rt.leases == nil {
+		// One node: this host drives every session, its watcher hears
+		// every run.
+		return nil, func() {}, nil
+	}
+	stream := events.SessionStream(s.id)
+	filter, err := rt.subj.StreamEvents(stream)
+	if err != nil {
+		return nil, nil, fmt.Errorf("weft: %w", err)
+	}
+	settling := make(map[string]bool, len(settleTypes))
+	for _, typ := range settleTypes {
+		subject, err := rt.subj.Event(stream, string(typ))
+		if err != nil {
+			return nil, nil, fmt.Errorf("weft: %w", err)
+		}
+		settling[subject] = true
+	}
+	ch := make(chan uint64, 4)
+	sub, err := rt.conn.Subscribe(filter, func(m *nats.Msg) {
+		if !settling[m.Subject] {
+			return
+		}
+		var ev events.Event
+		if json.Unmarshal(m.Data, &ev) != nil || ev.RunID != runID || ev.Version == 0 {
+			return
+		}
+		select {
+		case ch <- ev.Version:
+		default: // the caller reads the first one only
+		}
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("weft: subscribe: %w", err)
+	}
+	return ch, func() { _ = sub.Unsubscribe() }, nil
+}
+
+// outcomeAt returns the outcome of run runID as the session stood at
+// version, the version of an event that settled the run. NATS hands an
+// event to its subscribers and to the stream that stores it independently,
+// so the read may not show it yet: outcomeAt reads again until it does or
+// ctx ends.
+func (s *Session) outcomeAt(ctx context.Context, runID string, version uint64) (actors.Outcome, error) {
+	delay := time.Millisecond
+	for {
+		evs, err := s.agent.rt.store.ReadStream(ctx, events.SessionStream(s.id), 0)
+		if err != nil && !errors.Is(err, events.ErrStreamNotFound) {
+			return actors.Outcome{}, fmt.Errorf("weft: read session %q: %w", s.id, err)
+		}
+		if n := len(evs); n > 0 && evs[n-1].Version >= version {
+			st := actors.NewSessionState(s.id)
+			for _, ev := range evs {
+				if ev.Version > version {
+					break
+				}
+				if err := st.Apply(ev); err != nil {
+					return actors.Outcome{}, fmt.Errorf("weft: read session %q: %w", s.id, err)
+				}
+			}
+			if o, ok := st.Outcome(runID); ok && o.Status.Settled() {
+				return o, nil
+			}
+			return actors.Outcome{}, fmt.Errorf("weft: run %q is not settled at version %d of session %q: %w", runID, version, s.id, ErrUnknownRun)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return actors.Outcome{}, ctx.Err()
+		}
+		delay = min(2*delay, 100*time.Millisecond)
 	}
 }
 

@@ -409,6 +409,16 @@ func (h *Host) Watch(runID string) (<-chan Outcome, func()) {
 	}
 }
 
+// Drives reports whether this host has a session actor for session id:
+// with leases, whether this node drives the session now. Watch hears the
+// runs of the sessions a host drives only.
+func (h *Host) Drives(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.sessions[id]
+	return ok
+}
+
 func (h *Host) notify(o Outcome) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
