@@ -60,8 +60,8 @@ func TestClusterLocalTools(t *testing.T) {
 		}
 		via := nodes[i%2]
 		s := agents[via].NewSession()
-		// RunStream, not Run: it follows the run on the event subjects,
-		// whichever node drives it.
+		// RunStream follows the run on the event subjects, whichever
+		// node drives it (Run does too: TestClusterRunThroughOtherNode).
 		var last events.Event
 		for ev, err := range s.RunStream(t.Context(), "where?") {
 			if err != nil {
