@@ -8,12 +8,16 @@ import (
 )
 
 // natsAuth holds the authentication and TLS flags of a command that
-// connects to an external NATS (weft worker). Secrets come from the
+// connects to NATS (weft worker, and the read and decision commands with
+// --nats). Secrets come from the
 // environment (passwordEnv, tokenEnv), never from the command line.
 type natsAuth struct {
 	user, credsFile, nkeySeedFile string
 	tls                           bus.TLSConfig
 }
+
+// natsAuthFlags are the flags addNATSAuthFlags registers.
+var natsAuthFlags = []string{"user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key"}
 
 // addNATSAuthFlags registers --user, --creds, --nkey, --tls-ca, --tls-cert
 // and --tls-key on fs, with the same meaning as weft serve's.

@@ -34,6 +34,7 @@ type sourceFlags struct {
 	dataDir   string
 	timeout   time.Duration
 	allowData bool // the command can read a data directory
+	auth      *natsAuth
 	fs        *flag.FlagSet
 }
 
@@ -45,6 +46,7 @@ func addSourceFlags(fs *flag.FlagSet, allowData bool) *sourceFlags {
 		fs.StringVar(&s.dataDir, "data", "", "read a stopped node's data `DIR` instead of a running node (starts an embedded server on it, with no listener)")
 	}
 	fs.DurationVar(&s.timeout, "timeout", defaultTimeout, "give up after this long")
+	s.auth = addNATSAuthFlags(fs)
 	return s
 }
 
@@ -61,7 +63,14 @@ func (s *sourceFlags) check() error {
 	case s.timeout <= 0:
 		return usageError(s.fs, "--timeout must be positive, got %v", s.timeout)
 	}
-	return nil
+	if s.dataDir != "" {
+		for _, name := range natsAuthFlags {
+			if set[name] {
+				return usageError(s.fs, "--%s is for a node reached with --nats, not --data", name)
+			}
+		}
+	}
+	return s.auth.check(s.fs)
 }
 
 // logSource is an open event log: a NATS connection (to a running node, or
@@ -93,7 +102,7 @@ func openSource(ctx context.Context, f *sourceFlags) (*logSource, error) {
 		}
 		src.server, src.nc, src.where = srv, nc, f.dataDir
 	} else {
-		nc, err := connect(ctx, f.natsURL)
+		nc, err := connect(ctx, f.natsURL, f.auth.options()...)
 		if err != nil {
 			return nil, err
 		}
@@ -108,9 +117,10 @@ func openSource(ctx context.Context, f *sourceFlags) (*logSource, error) {
 	return src, nil
 }
 
-// connect connects to the node at url, failing fast when nothing answers.
-func connect(ctx context.Context, url string) (*nats.Conn, error) {
-	nc, err := bus.Connect(ctx, splitURLs(url), bus.WithName("weft-cli"))
+// connect connects to the node at url (a comma-separated list), failing
+// fast when nothing answers.
+func connect(ctx context.Context, url string, opts ...bus.ConnectOption) (*nats.Conn, error) {
+	nc, err := bus.Connect(ctx, splitURLs(url), append(opts, bus.WithName("weft-cli"))...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w (is `weft serve` running there? a stopped node's data is read with --data DIR)", url, err)
 	}

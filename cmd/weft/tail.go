@@ -51,7 +51,7 @@ interrupted.`, stderr)
 		return fmt.Errorf("%w: tail: %w (weft tail -h shows examples)", errUsage, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, src.timeout)
-	nc, err := connect(cctx, src.natsURL)
+	nc, err := connect(cctx, src.natsURL, src.auth.options()...)
 	cancel()
 	if err != nil {
 		return err

@@ -124,3 +124,24 @@ func TestWorkerAuthenticates(t *testing.T) {
 		t.Errorf("worker --tls-cert without --tls-key: err = %v, want a usage error", err)
 	}
 }
+
+// TestReadCommandsAuthenticate: the read commands reach a NATS that
+// requires a user and password with --user and $WEFT_NATS_PASSWORD, are
+// refused with a wrong one, and refuse auth flags with --data.
+func TestReadCommandsAuthenticate(t *testing.T) {
+	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", Username: "alice", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+
+	t.Setenv(passwordEnv, "wrong")
+	if _, _, err := cli(t, "sessions", "--nats", srv.ClientURL(), "--user", "alice"); err == nil || !strings.Contains(strings.ToLower(err.Error()), "author") {
+		t.Errorf("sessions with a wrong password: err = %v, want an authorization error", err)
+	}
+	t.Setenv(passwordEnv, "s3cret")
+	mustCLI(t, "sessions", "--nats", srv.ClientURL(), "--user", "alice")
+	if _, _, err := cli(t, "sessions", "--data", t.TempDir(), "--user", "alice"); !errors.Is(err, errUsage) {
+		t.Errorf("sessions --data --user: err = %v, want a usage error", err)
+	}
+}
