@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -196,7 +197,7 @@ func decide(ctx context.Context, o decideOptions, stdout io.Writer) error {
 		}
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	reply, err := sendResume(ctx, src.nc, sessionID, cmd)
+	reply, err := sendResumeRetrying(ctx, src.nc, sessionID, cmd)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.action, err)
 	}
@@ -303,6 +304,28 @@ func sendResume(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors
 		return reply, fmt.Errorf("the node refused it (%s): %w", reply.Error.Code, reply.Error)
 	}
 	return reply, nil
+}
+
+// sendResumeRetrying is sendResume, tried again while the node refuses
+// with session_owned (the session's lease is moving to another node) or
+// unavailable (its log or lease bucket is briefly unreachable) — refusals
+// that guarantee nothing was recorded — waiting 100 ms, doubling up to
+// 1 s, until ctx ends. A timeout is not retried: the decision may have been
+// recorded.
+func sendResumeRetrying(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors.ResumeCommand) (actors.CommandReply, error) {
+	wait := 100 * time.Millisecond
+	for {
+		reply, err := sendResume(ctx, nc, sessionID, cmd)
+		if err == nil || !(errors.Is(err, actors.ErrSessionOwned) || errors.Is(err, actors.ErrUnavailable)) {
+			return reply, err
+		}
+		select {
+		case <-ctx.Done():
+			return reply, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // awaitSettled waits for the event that settles run on ch.

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/bus"
+)
+
+// TestSendResumeRetrying: refusals that guarantee nothing was recorded
+// (session_owned, unavailable) are retried until a node accepts; any other
+// refusal is returned at once.
+func TestSendResumeRetrying(t *testing.T) {
+	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+
+	tests := []struct {
+		name    string
+		refuse  []string // the codes of the first replies; then success
+		want    error    // nil: accepted
+		answers int32    // requests the node answered
+	}{
+		{"owner moving, then accepted", []string{"session_owned", "unavailable"}, nil, 3},
+		{"accepted at once", nil, nil, 1},
+		{"a refusal that is final", []string{"duplicate_decision"}, actors.ErrDuplicateDecision, 1},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			session := "s" + string(rune('a'+i))
+			subject, err := bus.Default.Command(session, actors.VerbResume)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n atomic.Int32
+			sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+				k := int(n.Add(1)) - 1
+				reply := actors.CommandReply{RunID: "r1", Version: 9}
+				if k < len(tc.refuse) {
+					reply = actors.CommandReply{Error: &actors.CommandError{Verb: "resume", SessionID: session, Code: tc.refuse[k], Message: "test"}}
+				}
+				b, _ := json.Marshal(reply)
+				_ = m.Respond(b)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Unsubscribe()
+			reply, err := sendResumeRetrying(t.Context(), nc, session, actors.ResumeCommand{RunID: "r1"})
+			switch {
+			case tc.want == nil && (err != nil || reply.Version != 9):
+				t.Errorf("sendResumeRetrying = %+v, %v; want the accepting reply", reply, err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("sendResumeRetrying error = %v, want %v", err, tc.want)
+			}
+			if got := n.Load(); got != tc.answers {
+				t.Errorf("the node answered %d requests, want %d", got, tc.answers)
+			}
+		})
+	}
+}
