@@ -17,14 +17,7 @@ queue), oldest first, with its age, tool, arguments and reason. Decide them
 with weft approve, deny, complete or fail.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError(fs, "takes no arguments, got %q", pos)
-	}
-	if err := src.check(); err != nil {
+	if err := parseNoArgs(fs, src, args); err != nil {
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {

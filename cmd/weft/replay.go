@@ -33,14 +33,7 @@ progress bar goes to stderr when stderr is a terminal, or with --progress.`, std
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the counts as a JSON object")
 	progress := fs.Bool("progress", false, "draw the progress bar on stderr even when it is not a terminal")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError(fs, "takes no arguments, got %q", pos)
-	}
-	if err := src.check(); err != nil {
+	if err := parseNoArgs(fs, src, args); err != nil {
 		return err
 	}
 	if !setFlags(fs)["timeout"] {

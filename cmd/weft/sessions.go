@@ -29,14 +29,7 @@ Lists the sessions in the event log: id, agent, runs, the last run's status
 and how many items wait for a decision.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError(fs, "takes no arguments, got %q", pos)
-	}
-	if err := src.check(); err != nil {
+	if err := parseNoArgs(fs, src, args); err != nil {
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {

@@ -195,3 +195,16 @@ func parseSessionArgs(fs *flag.FlagSet, src *sourceFlags, args []string) (string
 	}
 	return pos[0], nil
 }
+
+// parseNoArgs parses the flags of a command that reads the whole log and
+// takes no arguments, and checks the source flags.
+func parseNoArgs(fs *flag.FlagSet, src *sourceFlags, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(fs, "takes no arguments, got %q", pos)
+	}
+	return src.check()
+}
