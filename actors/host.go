@@ -453,7 +453,13 @@ func (h *Host) ReadSession(ctx context.Context, id string) (*SessionState, error
 // process that ran it stopped) and starts their session actors, which
 // rebuild from their streams and carry the runs on. Waiting runs need no
 // recovery: their session actor is rebuilt when a command arrives. Register
-// every agent first. It returns the ids of the sessions it restarted.
+// every agent first. It returns the ids of the sessions it restarted (with
+// leases: those this node drives now, whether it drove them already or
+// has just taken their lease).
+//
+// Recover reads the whole log: call it when a node starts. On a cluster,
+// WatchLeases then takes over the running sessions of nodes that die,
+// reading only their streams.
 func (h *Host) Recover(ctx context.Context) ([]string, error) {
 	running := map[string]bool{}
 	var order []string
@@ -464,38 +470,77 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 		if ev.SessionID == "" || ev.Stream != events.SessionStream(ev.SessionID) {
 			continue
 		}
-		switch ev.Type {
-		case events.TypeRunStarted, events.TypeRunResumed:
-			if _, seen := running[ev.SessionID]; !seen {
-				order = append(order, ev.SessionID)
-			}
-			running[ev.SessionID] = true
-		case events.TypeRunWaiting, events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
-			running[ev.SessionID] = false
+		if !runEvent(ev.Type) {
+			continue
 		}
+		was, seen := running[ev.SessionID]
+		if !seen {
+			order = append(order, ev.SessionID)
+		}
+		running[ev.SessionID] = stillRunning(was, ev.Type)
 	}
 	var out []string
 	for _, id := range order {
 		if !running[id] {
 			continue
 		}
-		if h.cfg.Leases != nil {
-			owner, err := h.cfg.Leases.Acquire(ctx, id)
-			if err != nil {
-				return out, fmt.Errorf("recover session %q: %w", id, err)
-			}
-			if owner != h.cfg.Leases.Node() {
-				continue // another live node drives it
-			}
-		}
-		pid, err := h.session(id)
+		ok, err := h.carryOn(ctx, id)
 		if err != nil {
-			return out, fmt.Errorf("recover session %q: %w", id, err)
+			return out, err
 		}
-		h.system.Root.Send(pid, &advance{})
-		out = append(out, id)
+		if ok {
+			out = append(out, id)
+		}
 	}
 	return out, nil
+}
+
+// runEvent reports whether events of type t start, resume or settle a run:
+// the events stillRunning looks at.
+func runEvent(t events.Type) bool {
+	switch t {
+	case events.TypeRunStarted, events.TypeRunResumed,
+		events.TypeRunWaiting, events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
+		return true
+	}
+	return false
+}
+
+// stillRunning is the rule of recovery, one event at a time: given whether
+// a session's last run was running before an event of type t, it returns
+// whether it is running after. A run is running from its run.started or
+// run.resumed until its run.waiting, run.completed, run.failed or
+// run.cancelled.
+func stillRunning(running bool, t events.Type) bool {
+	switch t {
+	case events.TypeRunStarted, events.TypeRunResumed:
+		return true
+	case events.TypeRunWaiting, events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
+		return false
+	}
+	return running
+}
+
+// carryOn starts the actor of session id, whose last run is running, and
+// asks it to carry the run on. With leases it first takes the session's
+// lease (create-if-absent: of nodes racing for it, one wins) and returns
+// false, doing nothing, when another node holds it.
+func (h *Host) carryOn(ctx context.Context, id string) (bool, error) {
+	if h.cfg.Leases != nil {
+		owner, err := h.cfg.Leases.Acquire(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("recover session %q: %w", id, err)
+		}
+		if owner != h.cfg.Leases.Node() {
+			return false, nil // another live node drives it
+		}
+	}
+	pid, err := h.session(id)
+	if err != nil {
+		return false, fmt.Errorf("recover session %q: %w", id, err)
+	}
+	h.system.Root.Send(pid, &advance{})
+	return true, nil
 }
 
 // Close stops the host: its subscriptions, then every actor, cancelling

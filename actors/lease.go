@@ -66,6 +66,11 @@ type Leases struct {
 	kv   jetstream.KeyValue
 	node string
 	ttl  time.Duration
+	// markers is set when the bucket has limit markers (LimitMarkerTTL):
+	// the server writes a delete marker when a lease expires, which the
+	// takeover watcher hears. Without them the watcher times the leases
+	// itself (see WatchLeases).
+	markers bool
 
 	mu   sync.Mutex
 	held map[string]uint64 // session id → revision this node last wrote
@@ -77,7 +82,12 @@ type leaseValue struct {
 }
 
 // NewLeases opens (creating or updating) the lease bucket on nc's
-// JetStream.
+// JetStream. It gives the bucket limit markers (KeyValueConfig.LimitMarkerTTL:
+// the server writes a delete marker when a lease expires, which
+// Host.WatchLeases hears) when the server accepts them (nats-server 2.11
+// and later); otherwise it opens the bucket without, and WatchLeases times
+// the leases itself. Once a bucket has limit markers the server cannot
+// remove them: a node that opens it without (an older weft) is refused.
 func NewLeases(ctx context.Context, nc *nats.Conn, cfg LeaseConfig) (*Leases, error) {
 	if nc == nil {
 		return nil, fmt.Errorf("%w: no NATS connection", ErrBadLeaseConfig)
@@ -109,18 +119,48 @@ func NewLeases(ctx context.Context, nc *nats.Conn, cfg LeaseConfig) (*Leases, er
 	if err != nil {
 		return nil, fmt.Errorf("leases: %w", err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	return openLeases(ctx, js, cfg, true)
+}
+
+// openLeases opens (creating or updating) the lease bucket. With markers it
+// asks for limit markers (the server then reports an expired lease to
+// watchers with a delete marker); if the server refuses them (before
+// nats-server 2.11, or a bucket it will not update), it opens the bucket
+// without.
+func openLeases(ctx context.Context, js jetstream.JetStream, cfg LeaseConfig, markers bool) (*Leases, error) {
+	kcfg := jetstream.KeyValueConfig{
 		Bucket:      cfg.Bucket,
 		Description: "weft session leases",
 		History:     1,
 		TTL:         cfg.TTL,
 		Replicas:    cfg.Replicas,
 		Storage:     jetstream.FileStorage,
-	})
+	}
+	if markers {
+		with := kcfg
+		with.LimitMarkerTTL = markerTTL(cfg.TTL)
+		kv, err := js.CreateOrUpdateKeyValue(ctx, with)
+		if err == nil {
+			return &Leases{kv: kv, node: cfg.NodeID, ttl: cfg.TTL, markers: true, held: map[string]uint64{}}, nil
+		}
+		// Try without: the error below is the one that says why, if the
+		// bucket cannot be opened at all.
+		if kv, err2 := js.CreateOrUpdateKeyValue(ctx, kcfg); err2 == nil {
+			return &Leases{kv: kv, node: cfg.NodeID, ttl: cfg.TTL, held: map[string]uint64{}}, nil
+		}
+		return nil, fmt.Errorf("leases: bucket %q: %w", cfg.Bucket, err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, kcfg)
 	if err != nil {
 		return nil, fmt.Errorf("leases: bucket %q: %w", cfg.Bucket, err)
 	}
 	return &Leases{kv: kv, node: cfg.NodeID, ttl: cfg.TTL, held: map[string]uint64{}}, nil
+}
+
+// markerTTL is how long the delete marker of an expired lease stays in the
+// bucket: a TTL, and at least the one second the server accepts.
+func markerTTL(ttl time.Duration) time.Duration {
+	return max(ttl, time.Second)
 }
 
 // Node returns this node's id.
@@ -130,6 +170,15 @@ func (l *Leases) Node() string { return l.node }
 func (l *Leases) TTL() time.Duration { return l.ttl }
 
 func leaseKey(session string) string { return base64.RawURLEncoding.EncodeToString([]byte(session)) }
+
+// sessionOfKey returns the session id of a lease key.
+func sessionOfKey(key string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(key)
+	if err != nil {
+		return "", fmt.Errorf("lease key %q: %w", key, err)
+	}
+	return string(b), nil
+}
 
 // Acquire takes the lease of session for this node, or renews it when
 // this node holds it already. It returns the owner: this node's id when it
