@@ -138,7 +138,8 @@ func (cfg *Config) connectOptions() []bus.ConnectOption {
 // Runtime is a running weft node: the NATS connection (to an embedded or
 // external server), the event store and the actors. Create it with Start,
 // register agents with NewAgent, then call Recover once to carry on runs a
-// previous process left running. Close stops it.
+// previous process left running; a node of a cluster then runs
+// WatchTakeovers to carry on the runs of nodes that die. Close stops it.
 type Runtime struct {
 	cfg    Config
 	server *bus.Server
@@ -244,6 +245,25 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 // the sessions it restarted; waiting runs need no recovery.
 func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 	return rt.host.Recover(ctx)
+}
+
+// WatchTakeovers makes a node of a cluster take over the running sessions
+// of the nodes that stop driving them (they died, paused past the lease
+// TTL, or stopped cleanly), as their leases end: it reads only the
+// session's stream, never the whole log (see actors.Host.WatchLeases). It
+// blocks until ctx ends or the runtime closes (then it returns nil); run
+// it in a goroutine after Recover. taken, which may be nil, is called with
+// each session this node takes over, one call at a time; it must not
+// block. On the embedded server (a single node) it returns an error that
+// matches actors.ErrNoLeases at once.
+func (rt *Runtime) WatchTakeovers(ctx context.Context, taken func(sessionID string)) error {
+	if rt.host == nil {
+		return errors.New("weft: the runtime is closed")
+	}
+	if err := rt.host.WatchLeases(ctx, taken); err != nil {
+		return fmt.Errorf("weft: %w", err)
+	}
+	return nil
 }
 
 // NodeID returns the node's id in the session leases, "" on the embedded

@@ -8,12 +8,10 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft"
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 )
@@ -35,7 +33,9 @@ Runs a weft node with the demo agent registered: on the embedded default
 (nats-server + JetStream, the event log in DIR/nats, listening on a loopback
 port so that other weft commands can connect) or on an external NATS. It
 recovers the runs a previous process left running and serves commands until
-interrupted (SIGINT or SIGTERM), then shuts down cleanly.
+interrupted (SIGINT or SIGTERM), then shuts down cleanly. On --nats it also
+takes over the running sessions of other nodes as their leases end (the node
+died, or stopped): it notes each on stderr.
 
 With --demo it also starts the demo run and leaves it waiting for an
 approval: decide it from a second terminal with weft approve.`, stderr)
@@ -45,7 +45,7 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.BoolVar(&o.node.remoteTools, "remote-tools", false, "with --nats: the demo agent calls the demo tools served by remote tool workers (weft worker --tools demo), waiting up to 30s at start for one to describe them")
 	c := &o.node.cluster
 	fs.StringVar(&c.nodeID, "node-id", "", "with --nats: this node's `ID` in the session leases (default: a random one)")
-	fs.DurationVar(&c.leaseTTL, "lease-ttl", 0, "with --nats: how long a session lease lives without renewal, the same on every node (default 10s); a survivor takes over the running sessions of a dead node within about twice this")
+	fs.DurationVar(&c.leaseTTL, "lease-ttl", 0, "with --nats: how long a session lease lives without renewal, the same on every node (default 10s); a survivor takes over the running sessions of a dead node a little after this")
 	fs.IntVar(&c.replicas, "replicas", 0, "with --nats: JetStream replicas of the event log and the lease bucket, 1 to 5 (default 1)")
 	fs.StringVar(&c.user, "user", "", "with --nats: authenticate as `NAME` (the password is read from $WEFT_NATS_PASSWORD)")
 	fs.StringVar(&c.credsFile, "creds", "", "with --nats: authenticate with the NATS credentials `FILE` (JWT and nkey seed)")
@@ -170,16 +170,13 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 		}()
 	}
 	if o.node.natsURL != "" {
-		// A node of a cluster takes over the running sessions of a dead
-		// node without waiting for a command to arrive.
-		every := o.node.cluster.leaseTTL
-		if every == 0 {
-			every = actors.DefaultLeaseTTL
-		}
+		// A node of a cluster takes over the running sessions of a node
+		// that dies (or stops) as their leases end, without waiting for a
+		// command to arrive.
 		watched.Add(1)
 		go func() {
 			defer watched.Done()
-			recoverEvery(ctx, n.rt, every, rep.Recovered, stderr)
+			watchTakeovers(ctx, n.rt, stderr)
 		}()
 	}
 	if o.json {
@@ -198,40 +195,14 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 	return nil
 }
 
-// recoverEvery calls rt.Recover every period until ctx ends, so that the
-// running sessions of a node that died (its leases expire a lease TTL after
-// its last renewal) are carried on here; it notes on w each session it
-// starts driving. driving are the sessions the node recovered at start.
-func recoverEvery(ctx context.Context, rt *weft.Runtime, period time.Duration, driving []string, w io.Writer) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	known := map[string]bool{}
-	for _, id := range driving {
-		known[id] = true
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		// Recover lists the running sessions this node drives, those it
-		// drove already included.
-		ids, err := rt.Recover(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				fmt.Fprintf(w, "weft serve: recover: %v\n", err)
-			}
-			continue
-		}
-		now := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			now[id] = true
-			if !known[id] {
-				fmt.Fprintf(w, "weft serve: node %s drives session %s\n", rt.NodeID(), id)
-			}
-		}
-		known = now
+// watchTakeovers runs rt.WatchTakeovers until ctx ends, noting on w each
+// session this node takes over.
+func watchTakeovers(ctx context.Context, rt *weft.Runtime, w io.Writer) {
+	err := rt.WatchTakeovers(ctx, func(id string) {
+		fmt.Fprintf(w, "weft serve: node %s drives session %s\n", rt.NodeID(), id)
+	})
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(w, "weft serve: watch the session leases: %v\n", err)
 	}
 }
 
