@@ -209,9 +209,13 @@
 // # Recovery
 //
 // A session actor rebuilds its state from its stream when it starts
-// (Host.Recover starts the sessions whose last run is running; a command
-// for any other session starts its actor); if the read fails, the next
-// command or advance reads again (see PROTOCOL, unavailable). Then:
+// (Host.Recover starts the sessions whose last run is running, reading the
+// whole log once; Host.WatchLeases starts one such session of a node that
+// stopped driving it, reading only its stream; a command for any other
+// session starts its actor); if the read fails, the next command or
+// advance reads again (see PROTOCOL, unavailable). A run is running from
+// its run.started or run.resumed until its run.waiting, run.completed,
+// run.failed or run.cancelled: one rule for both. Then:
 //   - a waiting run stays waiting and can be resumed;
 //   - a run waiting for its model repeats the model request;
 //   - a tool call requested (or started) but not returned is run again,
@@ -240,10 +244,11 @@
 //     clock expires a lease TTL after its last write; clocks of the nodes
 //     play no part.
 //   - A node takes a session's lease when a command for it arrives, or
-//     when Recover finds its run running and nobody holds the lease. It
-//     renews every lease it holds every TTL/3 while the session's actor
-//     lives in the node (waiting sessions included), and releases them
-//     (delete at its revision) when the host closes cleanly.
+//     when Recover or the lease watcher finds its run running and nobody
+//     holds the lease. It renews every lease it holds every TTL/3 while
+//     the session's actor lives in the node (waiting sessions included),
+//     and releases them (delete at its revision) when the host closes
+//     cleanly.
 //   - Commands are served in queue group weft-cmd: each reaches one node.
 //     A node that does not hold the lease of a session leased by another
 //     forwards the command, unchanged and with the caller's reply subject,
@@ -255,10 +260,21 @@
 //   - Takeover: a node that takes an expired lease rebuilds the session
 //     from its stream (ReadSession) like any restarted actor (see
 //     Recovery): a waiting run is resumed by the next command; a running
-//     run is carried on by Recover on the new node, or by the next command.
-//     Nothing takes over a running session by itself: a node calls
-//     Recover (at start, and again later) to pick up sessions whose owner
-//     died.
+//     run is carried on by the lease watcher (Host.WatchLeases; weft serve
+//     runs it on a cluster, after one Recover at start for the leases that
+//     ended while no node watched). The watcher follows the bucket: a lease
+//     ends when it is deleted (a clean release: the takeover is immediate)
+//     or when it expires. The bucket has limit markers (LimitMarkerTTL,
+//     nats-server 2.11 and later; at least 1 s): the server writes a delete
+//     marker when it expires a lease, which the watchers hear a little
+//     after the TTL. On a server that refuses them, the watcher keeps a
+//     timer per lease (its last write + TTL) and then asks the bucket
+//     whether the key is gone. For each ended lease of a session it does
+//     not drive, a watching node reads that session's stream only and, if
+//     its last run is running, takes the lease (create-if-absent: of the
+//     nodes racing for it, one wins; the others find it held and do
+//     nothing) and sends the actor an advance, as Recover does. Every
+//     watching node reads the stream of every ended lease once.
 //   - The fence: every append still carries the state's version as the
 //     expected version. A node that still believes it owns a session after
 //     its lease moved (a pause longer than the TTL) cannot fork it: its
