@@ -138,6 +138,13 @@ func (s *Session) command(ctx context.Context, runID, verb string, body any) (*R
 	}
 	defer unsubscribe()
 	if _, err := host.Command(ctx, s.id, verb, body); err != nil {
+		if ctx.Err() != nil {
+			// ctx ended while the command was on its way: the session may
+			// have acted on it (started or resumed the run) with nobody
+			// left to wait for the run. Cancel it as below.
+			s.cancelAfter(ctx, runID)
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("weft: %w", err)
 	}
 	for {
@@ -158,9 +165,7 @@ func (s *Session) command(ctx context.Context, runID, verb string, body any) (*R
 			}
 			return finish(o)
 		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-			defer cancel()
-			_, _ = host.Command(cctx, s.id, actors.VerbCancel, actors.CancelCommand{RunID: runID, Reason: "the caller's context ended"})
+			s.cancelAfter(ctx, runID)
 			return nil, ctx.Err()
 		}
 	}
@@ -312,6 +317,16 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 			}
 		}
 	}
+}
+
+// cancelAfter cancels run runID after the caller's ctx ended, waiting up
+// to cancelTimeout for the session to take the cancel. A run that has
+// settled already, or that the session never started (the command did not
+// reach it), answers with an error, which is nothing to act on.
+func (s *Session) cancelAfter(ctx context.Context, runID string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer cancel()
+	_, _ = s.agent.rt.host.Command(cctx, s.id, actors.VerbCancel, actors.CancelCommand{RunID: runID, Reason: "the caller's context ended"})
 }
 
 // cancelTimeout bounds the cancel command Run sends when its ctx ends.

@@ -1,0 +1,112 @@
+package weft_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// gateStore holds the first append of a run.started event until release
+// is closed, telling held when it arrived.
+type gateStore struct {
+	events.Store
+	once    sync.Once
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (g *gateStore) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
+	for _, ev := range evs {
+		if ev.Type == events.TypeRunStarted {
+			hold := false
+			g.once.Do(func() { hold = true })
+			if hold {
+				close(g.held)
+				<-g.release
+			}
+		}
+	}
+	return g.Store.Append(ctx, stream, expected, evs...)
+}
+
+// A caller whose ctx ends while its start command is still being acted on
+// (the session appends run.started after the caller gave up) must not
+// leave the run going on without it: Run sends a cancel, which the session
+// takes after the start, and the run's tool sees it.
+func TestRunCancelledWhileStartInFlight(t *testing.T) {
+	store := &gateStore{Store: memstore.New(), held: make(chan struct{}), release: make(chan struct{})}
+	rt, err := weft.Start(t.Context(), weft.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	block := tool(t, "block", func(ctx context.Context, _ *toolsets.ToolContext, _ noArgs) (any, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Minute):
+			return "the run was not cancelled", nil
+		}
+	})
+	model := llm.NewScripted(llm.ScriptToolCalls(call("b", "block", `{}`)), llm.ScriptText("never"))
+	sess := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: []toolsets.Tool{block}}).NewSession()
+
+	// The cancel command on its way shows that Run gave up on the start.
+	cancelSubject, err := rt.Subjects().Command(sess.ID(), actors.VerbCancel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancels := make(chan *nats.Msg, 4)
+	sub, err := rt.Conn().ChanSubscribe(cancelSubject, cancels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := rt.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	runErr := make(chan error, 1)
+	go func() {
+		_, err := sess.Run(ctx, "go")
+		runErr <- err
+	}()
+	<-store.held // the session is appending run.started
+	cancel()
+	select {
+	case <-cancels:
+	case <-time.After(30 * time.Second):
+		close(store.release)
+		t.Fatal("Run sent no cancel after its ctx ended during the start command")
+	}
+	close(store.release)
+	if err := <-runErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+	// The session takes the cancel after the start: the run ends
+	// cancelled (before or while its tool runs), not completed.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		evs := streamEvents(t, rt, sess.ID())
+		last := evs[len(evs)-1].Type
+		if last == events.TypeRunCancelled {
+			break
+		}
+		if last == events.TypeRunCompleted || time.Now().After(deadline) {
+			t.Fatalf("the run started after its caller gave up went on: last event %s, want %s", last, events.TypeRunCancelled)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
