@@ -43,15 +43,23 @@ var ErrNoTools = errors.New("worker: a worker needs a NATS connection and at lea
 
 // Worker serves tool calls over NATS. Create it with New; Serve runs it.
 type Worker struct {
-	nc     *nats.Conn
-	reg    *toolsets.Registry
-	defs   []toolsets.Definition
-	id     string
-	subj   bus.Subjects
-	log    *slog.Logger
-	served sync.Map // callKey → *running
-	drain  time.Duration
-	slots  chan struct{} // one per call allowed to run at once; nil: no limit
+	nc    *nats.Conn
+	reg   *toolsets.Registry
+	defs  []toolsets.Definition
+	id    string
+	subj  bus.Subjects
+	log   *slog.Logger
+	drain time.Duration
+	slots chan struct{} // one per call allowed to run at once; nil: no limit
+
+	// calls is guarded by cmu: the calls executing here, and the cancels
+	// that arrived for calls not (yet) executing here. The two are checked
+	// together, so that a cancel processed before its call registered
+	// (cancels and calls arrive on different subscriptions, each with its
+	// own goroutine) still cancels it.
+	cmu       sync.Mutex
+	served    map[callKey]*running
+	cancelled map[callKey]time.Time // call → when its early cancel arrived
 
 	mu      sync.Mutex
 	serving bool
@@ -73,6 +81,11 @@ type running struct {
 	// latest delivery (a node that restarted sends it from a new inbox).
 	reply atomic.Pointer[string]
 }
+
+// cancelMemory is how long a worker remembers a cancel for a call it does
+// not run: a call sent before its cancel but taken up after it is
+// returned cancelled without running.
+const cancelMemory = 30 * time.Second
 
 // DefaultDrain is how long Serve lets running calls finish after its
 // context ended (see WithDrain).
@@ -121,7 +134,8 @@ func New(nc *nats.Conn, tools []toolsets.Tool, opts ...Option) (*Worker, error) 
 		return nil, ErrNoTools
 	}
 	w := &Worker{nc: nc, reg: toolsets.NewRegistry(), subj: bus.Default, id: uuid.NewString(), drain: DefaultDrain,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		served: map[callKey]*running{}, cancelled: map[callKey]time.Time{}}
 	for _, o := range opts {
 		o(w)
 	}
@@ -177,12 +191,12 @@ func (w *Worker) Serve(ctx context.Context) error {
 		select {
 		case <-drained:
 		case <-time.After(w.drain):
-			w.served.Range(func(_, v any) bool {
-				r := v.(*running)
+			w.cmu.Lock()
+			for _, r := range w.served {
 				r.abandoned.Store(true)
 				r.cancel(errors.New("worker stopped"))
-				return true
-			})
+			}
+			w.cmu.Unlock()
 			// A tool that ignores its cancellation is left behind.
 			select {
 			case <-drained:
@@ -239,15 +253,57 @@ func (w *Worker) Serve(ctx context.Context) error {
 	return nil
 }
 
-// onCancel cancels the call named by a cancel subject, if it runs here.
+// onCancel cancels the call named by a cancel subject if it runs here, and
+// otherwise remembers the cancel for cancelMemory, in case the call's
+// request is still on its way to this worker.
 func (w *Worker) onCancel(m *nats.Msg) {
 	session, run, call, err := actors.ParseWorkerCancelSubject(w.subj, m.Subject)
 	if err != nil {
 		return
 	}
-	if v, ok := w.served.Load(callKey{session, run, call}); ok {
-		v.(*running).cancel(errCancelled)
+	key := callKey{session, run, call}
+	now := time.Now()
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	if r, ok := w.served[key]; ok {
+		r.cancel(errCancelled)
+		return
 	}
+	for k, at := range w.cancelled {
+		if now.Sub(at) > cancelMemory {
+			delete(w.cancelled, k)
+		}
+	}
+	w.cancelled[key] = now
+}
+
+// register records run as the execution of key. It returns the execution
+// already running under key (a re-delivery), or early=true when a cancel
+// for key arrived before the call did (the cancel is consumed).
+func (w *Worker) register(key callKey, run *running, reply string) (dup bool, early bool) {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	if r, ok := w.served[key]; ok {
+		// The node sent the call again while it runs here: the running
+		// execution reports (and heartbeats) for both, to the latest
+		// reply subject.
+		r.reply.Store(&reply)
+		return true, false
+	}
+	if at, ok := w.cancelled[key]; ok {
+		delete(w.cancelled, key)
+		if time.Since(at) <= cancelMemory {
+			return false, true
+		}
+	}
+	w.served[key] = run
+	return false, false
+}
+
+func (w *Worker) unregister(key callKey) {
+	w.cmu.Lock()
+	delete(w.served, key)
+	w.cmu.Unlock()
 }
 
 // serve executes one call request and reports on its reply subject.
@@ -262,25 +318,22 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 	run := &running{cancel: cancel}
 	run.reply.Store(&m.Reply)
 	key := callKey{req.SessionID, req.RunID, req.CallID}
-	if v, dup := w.served.LoadOrStore(key, run); dup {
-		// The node sent the call again while it runs here: the running
-		// execution reports (and heartbeats) for both, to the latest
-		// reply subject.
-		v.(*running).reply.Store(&m.Reply)
+	dup, early := w.register(key, run, m.Reply)
+	if dup {
 		return
 	}
-	defer w.served.Delete(key)
+	if early {
+		// Cancelled before it reached this worker: it does not run.
+		w.publishReport(m.Reply, cancelledReport(req, errCancelled))
+		return
+	}
+	defer w.unregister(key)
 	report := func(r actors.ToolReport) {
 		if run.abandoned.Load() {
 			return
 		}
 		r.CallID, r.Tool = req.CallID, req.Name
-		b, err := json.Marshal(&r)
-		if err != nil {
-			w.log.Warn("encode tool report", "err", err)
-			return
-		}
-		_ = w.nc.Publish(*run.reply.Load(), b)
+		w.publishReport(*run.reply.Load(), r)
 	}
 
 	interval := actors.WorkerHeartbeat
@@ -316,11 +369,7 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		case <-callCtx.Done():
 			close(done)
 			<-beat
-			msg := "cancelled before it started: " + context.Cause(callCtx).Error()
-			content, _ := json.Marshal(msg)
-			ret := toolsets.Return{CallID: req.CallID, ToolName: req.Name, Kind: toolsets.KindCancelled, IsError: true,
-				Content: content, Control: &toolsets.Control{Message: msg}}
-			locked(actors.ToolReport{Type: actors.ReportReturned, Return: &ret})
+			locked(cancelledReport(req, context.Cause(callCtx)))
 			return
 		}
 	}
@@ -331,4 +380,23 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		}
 		locked(r)
 	})
+}
+
+// publishReport sends r on reply.
+func (w *Worker) publishReport(reply string, r actors.ToolReport) {
+	b, err := json.Marshal(&r)
+	if err != nil {
+		w.log.Warn("encode tool report", "err", err)
+		return
+	}
+	_ = w.nc.Publish(reply, b)
+}
+
+// cancelledReport is the return of a call cancelled before it started.
+func cancelledReport(req actors.ToolRequest, cause error) actors.ToolReport {
+	msg := "cancelled before it started: " + cause.Error()
+	content, _ := json.Marshal(msg)
+	ret := toolsets.Return{CallID: req.CallID, ToolName: req.Name, Kind: toolsets.KindCancelled, IsError: true,
+		Content: content, Control: &toolsets.Control{Message: msg}}
+	return actors.ToolReport{Type: actors.ReportReturned, CallID: req.CallID, Tool: req.Name, Return: &ret}
 }

@@ -200,6 +200,11 @@ const nc = await connect({ servers: url.split(","), name: `weft-js-worker ${work
 // call ids.
 const running = new Map();
 const callKey = (session, run, call) => `${session}\u0000${run}\u0000${call}`;
+// earlyCancels: call key -> when a cancel arrived for a call not running
+// here. A call that arrives after its cancel is returned cancelled without
+// running (docs/worker-protocol.md, Cancellation).
+const earlyCancels = new Map();
+const CANCEL_MEMORY_MS = 30_000;
 let inflight = 0;
 let allDone = null; // resolves when inflight drops to 0 while stopping
 
@@ -220,6 +225,15 @@ async function serveCall(msg) {
   const key = callKey(String(req.session_id ?? ""), String(req.run_id ?? ""), callId);
   const name = typeof req.name === "string" ? req.name : "";
   if (running.has(key)) return; // a re-delivery of a call running here: its heartbeats cover it
+  if (earlyCancels.has(key)) {
+    const at = earlyCancels.get(key);
+    earlyCancels.delete(key);
+    if (Date.now() - at <= CANCEL_MEMORY_MS) {
+      const ret = toolReturn(callId, name, "cancelled", "cancelled before it started", 0);
+      publish(msg.reply, { type: "returned", call_id: callId, tool: name, attempt: 0, return: ret });
+      return;
+    }
+  }
 
   const hbMs = Number.parseInt(msg.headers?.get("Weft-Heartbeat-Ms") ?? "", 10) || DEFAULT_HEARTBEAT_MS;
   const ac = new AbortController();
@@ -292,7 +306,17 @@ subs.push(
       // <root>.worker.cancel.<session id>.<run id>.<call id>
       const toks = msg.subject.slice(`${ROOT}.worker.cancel.`.length).split(".");
       if (toks.length !== 3) return;
-      running.get(callKey(...toks.map(unescapeToken)))?.abort("cancel");
+      const key = callKey(...toks.map(unescapeToken));
+      const ac = running.get(key);
+      if (ac) {
+        ac.abort("cancel");
+        return;
+      }
+      const now = Date.now();
+      for (const [k, at] of earlyCancels) {
+        if (now - at > CANCEL_MEMORY_MS) earlyCancels.delete(k);
+      }
+      earlyCancels.set(key, now);
     },
   }),
 );
