@@ -69,11 +69,19 @@ func (h *harness) newClient(c *cluster) *client {
 // fails internally (JetStream unavailable while a server restarts), until
 // ctx ends. A refusal is returned as the *actors.CommandError.
 func (c *client) command(ctx context.Context, session, verb string, body any) (actors.CommandReply, error) {
-	var reply actors.CommandReply
 	subject, err := bus.Default.Command(session, verb)
 	if err != nil {
-		return reply, err
+		return actors.CommandReply{}, err
 	}
+	return c.commandOn(ctx, subject, session, verb, body)
+}
+
+// commandOn is command sent on subject: the cluster's command subject of
+// session, or that of one node (bus.Subjects.NodeCommand), which takes a
+// session nobody holds and answers session_owned for one another node
+// holds.
+func (c *client) commandOn(ctx context.Context, subject, session, verb string, body any) (actors.CommandReply, error) {
+	var reply actors.CommandReply
 	data, err := json.Marshal(body)
 	if err != nil {
 		return reply, err
@@ -112,6 +120,19 @@ func runID(session string) string { return session + "-run" }
 // reported.
 func (c *client) startRun(ctx context.Context, session string) (uint64, error) {
 	r, err := c.command(ctx, session, actors.VerbStart, actors.StartCommand{RunID: runID(session), Agent: demoAgent, Prompt: demoPrompt})
+	return r.Version, err
+}
+
+// startRunOn starts the demo run in session on weft node node: the command
+// goes to that node's command subject, so that the node takes the session
+// (a new one) and drives its run. It returns the session's version the
+// node reported.
+func (c *client) startRunOn(ctx context.Context, node, session string) (uint64, error) {
+	subject, err := bus.Default.NodeCommand(node, session, actors.VerbStart)
+	if err != nil {
+		return 0, err
+	}
+	r, err := c.commandOn(ctx, subject, session, actors.VerbStart, actors.StartCommand{RunID: runID(session), Agent: demoAgent, Prompt: demoPrompt})
 	return r.Version, err
 }
 

@@ -2,7 +2,9 @@ package simtests
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,14 +22,7 @@ func sessionIDs(name string, n int) []string {
 }
 
 // each runs fn for every session, one session after the other, and fails
-// the test on an error.
-//
-// Not at once: the demo model names its calls call_lookup, call_fetch and
-// call_deploy in every session, and a worker takes a call id it is
-// running already for a re-delivery of that call (the call id is the
-// protocol's idempotency key), so two sessions calling the same tool at
-// the same moment lose one call (the worker protocol keys calls by call id
-// alone; call ids are unique within a run only).
+// the test on an error. (all runs them at once.)
 func each(t *testing.T, ctx context.Context, sessions []string, fn func(ctx context.Context, s string) error) {
 	t.Helper()
 	for _, s := range sessions {
@@ -35,6 +30,84 @@ func each(t *testing.T, ctx context.Context, sessions []string, fn func(ctx cont
 			t.Fatal(err)
 		}
 	}
+}
+
+// all runs fn for every session at once and, once they have all
+// returned, fails the test with the errors of those that failed.
+func all(t *testing.T, ctx context.Context, sessions []string, fn func(ctx context.Context, s string) error) {
+	t.Helper()
+	forAll(t, ctx, sessions, func(ctx context.Context, s string) (struct{}, error) {
+		return struct{}{}, fn(ctx, s)
+	})
+}
+
+// forAll is all for a fn with a result: it returns the results by
+// session.
+func forAll[T any](t *testing.T, ctx context.Context, sessions []string, fn func(ctx context.Context, s string) (T, error)) map[string]T {
+	t.Helper()
+	res := make([]T, len(sessions))
+	errs := make([]error, len(sessions))
+	var wg sync.WaitGroup
+	for i, s := range sessions {
+		wg.Go(func() { res[i], errs[i] = fn(ctx, s) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]T, len(sessions))
+	for i, s := range sessions {
+		out[s] = res[i]
+	}
+	return out
+}
+
+// spread assigns sessions to the weft nodes in turn: a, b, a, ...
+func spread(sessions []string) map[string]string {
+	out := make(map[string]string, len(sessions))
+	for i, s := range sessions {
+		out[s] = []string{"a", "b"}[i%2]
+	}
+	return out
+}
+
+// spreadWaiting starts the demo runs of sessions at once, each on the
+// node spread assigns it (so that both nodes drive some), and waits until
+// every run waits for the deploy's approval on the node it was started
+// on.
+func (s *sim) spreadWaiting(sessions []string) {
+	s.t.Helper()
+	nodes := spread(sessions)
+	all(s.t, s.ctx, sessions, func(ctx context.Context, id string) error {
+		v, err := s.c.startRunOn(ctx, nodes[id], id)
+		if err != nil {
+			return err
+		}
+		_, err = s.c.await(ctx, id, events.TypeRunWaiting, v)
+		return err
+	})
+	for _, id := range sessions {
+		if o := s.owner(id); o != nodes[id] {
+			s.t.Fatalf("session %s is driven by %s, want %s (it was started there)", id, o, nodes[id])
+		}
+	}
+}
+
+// approveAll approves the deploys of sessions at once and returns the
+// session's version each approval reported.
+func (s *sim) approveAll(sessions []string) map[string]uint64 {
+	s.t.Helper()
+	return forAll(s.t, s.ctx, sessions, s.c.approve)
+}
+
+// awaitAll waits at once until the run of each session settles as want
+// (its stream holding at least version since[session]) and returns their
+// events.
+func (s *sim) awaitAll(sessions []string, want events.Type, since map[string]uint64) map[string][]events.Event {
+	s.t.Helper()
+	return forAll(s.t, s.ctx, sessions, func(ctx context.Context, id string) ([]events.Event, error) {
+		return s.c.await(ctx, id, want, since[id])
+	})
 }
 
 // toWaiting starts the demo run of s and waits until it waits for the
@@ -161,7 +234,8 @@ func TestKillOwnerWhileWaiting(t *testing.T) {
 
 // The node driving a run is killed while the run's tool calls are out; no
 // command arrives for the session, yet the survivor takes it over (weft
-// serve runs Recover every lease TTL), sends the calls again and carries
+// serve watches the lease bucket and takes over the sessions whose leases
+// end), sends the calls again and carries
 // the run on until it waits for approval; then it completes.
 func TestKillOwnerMidCall(t *testing.T) {
 	s := newHarness(t).startAll()

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,34 +24,115 @@ import (
 type effect struct {
 	Worker  string `json:"worker"`
 	Session string `json:"session"`
+	RunID   string `json:"run_id"`
 	CallID  string `json:"call_id"`
 }
 
-// readEffects returns the executions of deploy in session recorded in dir,
-// in time order.
-func readEffects(dir, session string) ([]effect, error) {
-	ents, err := os.ReadDir(dir)
+// readEffects returns the executions of deploy recorded in dir by session,
+// each session's in time order, and the last execution of all (the zero
+// effect when there is none).
+func readEffects(dir string) (map[string][]effect, effect, error) {
+	ents, err := os.ReadDir(dir) // sorted by name: by start time
 	if err != nil {
-		return nil, err
+		return nil, effect{}, err
 	}
-	var out []effect
+	out := map[string][]effect{}
+	var last effect
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
-			return nil, err
+			return nil, effect{}, err
 		}
 		var ef effect
 		if err := json.Unmarshal(b, &ef); err != nil {
-			return nil, fmt.Errorf("effect file %s: %w", e.Name(), err)
+			return nil, effect{}, fmt.Errorf("effect file %s: %w", e.Name(), err)
 		}
-		if ef.Session == session {
-			out = append(out, ef)
+		out[ef.Session] = append(out[ef.Session], ef)
+		last = ef
+	}
+	return out, last, nil
+}
+
+// deployStart bounds the wait for the approved deploys to start: they are
+// sent at once, and the workers run calls with the same call id of
+// different sessions at once.
+const deployStart = 15 * time.Second
+
+// waitDeploys waits (up to deployStart) until deploy has started in every
+// session (simworker wrote its effect file) and returns the last execution
+// of all: its worker is the one whose deploy has the most time left to
+// run.
+func waitDeploys(ctx context.Context, dir string, sessions []string) (effect, error) {
+	ctx, cancel := context.WithTimeout(ctx, deployStart)
+	defer cancel()
+	var last effect
+	err := retry(ctx, func(context.Context) error {
+		byS, l, err := readEffects(dir)
+		if err != nil {
+			return err
+		}
+		for _, id := range sessions {
+			if len(byS[id]) == 0 {
+				return fmt.Errorf("deploy has not started in session %s", id)
+			}
+		}
+		last = l
+		return nil
+	})
+	if err != nil {
+		return last, fmt.Errorf("the approved deploys did not all start within %v: %w", deployStart, err)
+	}
+	return last, nil
+}
+
+// recordedDeploy checks that the run of session recorded exactly one
+// return of deploy after version v (the approval), a success, and returns
+// the worker that produced it.
+func recordedDeploy(t *testing.T, session string, evs []events.Event, v uint64) string {
+	t.Helper()
+	if v > uint64(len(evs)) {
+		t.Fatalf("session %s: %d events, the approval had version %d", session, len(evs), v)
+	}
+	rets := returnsOf(t, evs[v:], demoApproval)
+	if len(rets) != 1 {
+		t.Fatalf("session %s: %d tool.returned for %s after the approval, want 1:%s", session, len(rets), demoApproval, describe(evs))
+	}
+	ret := successOf(t, rets[0])
+	var res struct {
+		Worker string `json:"worker"`
+	}
+	if err := json.Unmarshal(ret.Content, &res); err != nil || res.Worker == "" {
+		t.Fatalf("session %s: deploy returned %s, want the worker that ran it (%v)", session, ret.Content, err)
+	}
+	return res.Worker
+}
+
+// checkDeploys checks the executions of deploy in session after a fault of
+// worker faulty: each ran under the session's own session, run and call
+// ids (the sessions share their call ids), there are at most limit, and
+// the recorded return (of worker recorded) came from one of them. It
+// reports whether the fault hit the session's deploy: the first execution
+// ran on faulty and the recorded one on another worker.
+func checkDeploys(t *testing.T, session string, effs []effect, recorded, faulty string, limit int) (hit bool) {
+	t.Helper()
+	ran := map[string]bool{}
+	for _, ef := range effs {
+		ran[ef.Worker] = true
+		if ef.Session != session || ef.RunID != runID(session) || ef.CallID != demoApproval {
+			t.Errorf("session %s: deploy ran as (%s, %s, %s), want (%s, %s, %s)", session,
+				ef.Session, ef.RunID, ef.CallID, session, runID(session), demoApproval)
 		}
 	}
-	return out, nil
+	if len(effs) == 0 || len(effs) > limit {
+		t.Errorf("session %s: deploy ran %d times (%+v), want 1 to %d", session, len(effs), effs, limit)
+	}
+	if !ran[recorded] {
+		t.Errorf("session %s: the recorded deploy ran on %s, which has no execution of it: %+v", session, recorded, effs)
+	}
+	return len(effs) > 0 && effs[0].Worker == faulty && recorded != faulty
 }
 
 // startSimWorkers starts simulation workers w1 and w2 (deploy lasting
@@ -102,84 +185,72 @@ func successOf(t *testing.T, r events.ToolReturned) toolsets.Return {
 	return ret
 }
 
-// A worker is killed (SIGKILL) while it executes an approved deploy: the
-// node hears no heartbeat, sends the call again under the same call id and
-// another worker executes it; the run completes with one return, and the
-// side effect happened at most twice, every time under that call id.
+// faultSessions is how many sessions the worker fault tests run at once,
+// half on each weft node. The demo model gives the calls of every session
+// the same ids (call_lookup, call_fetch, call_deploy), so the workers run
+// calls with the same call id for several sessions at once.
+const faultSessions = 4
+
+// A worker is killed (SIGKILL) while it executes the approved deploys of
+// sessions driven by both nodes: the nodes hear no heartbeat, send each of
+// its calls again under the same ids and the other worker executes them;
+// every run completes with one return, and each session's side effect
+// happened at most twice, every time under that session's ids.
 func TestKillWorkerMidCall(t *testing.T) {
 	h := newHarness(t)
 	s, dir, workers := startSimWorkers(h, 2*time.Second, 0)
 	ctx := s.ctx
-	session := "kill-worker"
-	if err := s.toWaiting(ctx, session); err != nil {
-		t.Fatal(err)
-	}
-	before := s.snapshot([]string{session})
-	v, err := s.c.approve(ctx, session)
+	sessions := sessionIDs("kill-worker", faultSessions)
+	s.spreadWaiting(sessions)
+	before := s.snapshot(sessions)
+	approved := s.approveAll(sessions)
+	last, err := waitDeploys(ctx, dir, sessions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first []effect
-	if err := retry(ctx, func(context.Context) error {
-		var err error
-		if first, err = readEffects(dir, session); err == nil && len(first) == 0 {
-			err = fmt.Errorf("deploy has not started")
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	victim := first[0].Worker
+	victim := last.Worker
 	workers[victim].kill()
 
-	evs, err := s.c.await(ctx, session, events.TypeRunCompleted, v)
+	logs := s.awaitAll(sessions, events.TypeRunCompleted, approved)
+	effs, _, err := readEffects(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := readEffects(dir, session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 2 || len(all) > 2 {
-		t.Errorf("deploy ran %d times (%+v), want twice: on %s, killed, then on the other worker", len(all), all, victim)
-	}
-	for _, ef := range all {
-		if ef.CallID != demoApproval {
-			t.Errorf("deploy ran under call id %q, want %q", ef.CallID, demoApproval)
+	var hit []string
+	for _, id := range sessions {
+		recorded := recordedDeploy(t, id, logs[id], approved[id])
+		if checkDeploys(t, id, effs[id], recorded, victim, 2) {
+			hit = append(hit, id)
 		}
 	}
-	if len(all) > 0 && all[len(all)-1].Worker == victim {
-		t.Errorf("the last execution ran on the killed worker %s: %+v", victim, all)
+	// The session whose deploy started last was running on the victim
+	// when it died.
+	if !slices.Contains(hit, last.Session) {
+		t.Errorf("session %s's deploy started on %s and was not run again on the other worker after the kill: %+v", last.Session, victim, effs[last.Session])
 	}
-	// Before the approval, the call returned approval_required; after
-	// it, once.
-	rets := returnsOf(t, evs[v:], demoApproval)
-	if len(rets) != 1 {
-		t.Fatalf("%d tool.returned for %s after the approval, want 1:%s", len(rets), demoApproval, describe(evs))
-	}
-	successOf(t, rets[0])
-	s.c.checkLog(ctx, []string{session}, before)
+	t.Logf("the kill of %s hit the deploys of %v", victim, hit)
+	s.c.checkLog(ctx, sessions, before)
 }
 
-// A worker is stopped (SIGSTOP) while it executes an approved deploy, past
-// its heartbeat deadline: the node sends the call again and the other
-// worker executes it (the stopped one has been dropped by the servers by
-// then); the run completes with that worker's return. Continued (SIGCONT)
-// after that, the stopped worker finishes and reports late: its result is
-// ignored, and every execution ran under the call's id.
+// A worker is stopped (SIGSTOP) while it executes approved deploys of
+// sessions driven by both nodes, past its heartbeat deadline: the nodes
+// send its calls again and the other worker executes them (the stopped one
+// has been dropped by the servers by then); the runs complete with that
+// worker's returns. Continued (SIGCONT) after that, the stopped worker
+// finishes and reports late: its results are ignored, and every execution
+// ran under its session's ids.
 func TestStopWorkerPastHeartbeat(t *testing.T) {
 	h := newHarness(t)
 	h.stalePing = 300 * time.Millisecond
 	s, dir, workers := startSimWorkers(h, 2*time.Second, 0)
 	ctx := s.ctx
-	session := "stop-worker"
-	if err := s.toWaiting(ctx, session); err != nil {
-		t.Fatal(err)
-	}
-	before := s.snapshot([]string{session})
-	// Watch deploy's call (a plain subscription sees the requests the
-	// workers' queue group serves), then the reports on its reply subject.
-	requests := make(chan *nats.Msg, 16)
+	sessions := sessionIDs("stop-worker", faultSessions)
+	s.spreadWaiting(sessions)
+	before := s.snapshot(sessions)
+	// Watch the deploy calls (a plain subscription sees the requests the
+	// workers' queue group serves), then the reports on their reply
+	// subjects.
+	requests := make(chan *nats.Msg, 64)
 	sub, err := s.c.nc.ChanSubscribe("weft.worker.call.deploy", requests)
 	if err != nil {
 		t.Fatal(err)
@@ -188,46 +259,44 @@ func TestStopWorkerPastHeartbeat(t *testing.T) {
 	if err := s.c.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.c.approve(ctx, session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req *nats.Msg
-	select {
-	case req = <-requests:
-	case <-ctx.Done():
-		t.Fatal("no deploy call seen")
-	}
-	reports := make(chan *nats.Msg, 1024)
-	rsub, err := s.c.nc.ChanSubscribe(req.Reply, reports)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rsub.Unsubscribe() })
-	var first []effect
-	if err := retry(ctx, func(context.Context) error {
-		var err error
-		if first, err = readEffects(dir, session); err == nil && len(first) == 0 {
-			err = fmt.Errorf("deploy has not started")
+	approved := s.approveAll(sessions)
+	reports := make(chan *nats.Msg, 4096)
+	for replies := map[string]string{}; len(replies) < len(sessions); {
+		var m *nats.Msg
+		select {
+		case m = <-requests:
+		case <-ctx.Done():
+			t.Fatalf("deploy calls seen in sessions %v only", slices.Collect(maps.Keys(replies)))
 		}
-		return err
-	}); err != nil {
+		var req actors.ToolRequest
+		if err := json.Unmarshal(m.Data, &req); err != nil {
+			t.Fatalf("deploy request %q: %v", m.Data, err)
+		}
+		if replies[req.SessionID] != "" {
+			continue
+		}
+		replies[req.SessionID] = m.Reply
+		rsub, err := s.c.nc.ChanSubscribe(m.Reply, reports)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rsub.Unsubscribe() })
+	}
+	last, err := waitDeploys(ctx, dir, sessions)
+	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := first[0].Worker
+	stopped := last.Worker
 	workers[stopped].signal(syscall.SIGSTOP)
 
-	evs, err := s.c.await(ctx, session, events.TypeRunCompleted, v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	logs := s.awaitAll(sessions, events.TypeRunCompleted, approved)
 	workers[stopped].signal(syscall.SIGCONT)
-	// The continued worker finishes its execution and reports it late,
-	// unless the report is lost with the connection the servers dropped;
-	// either way it has sent it before it answers a describe request on
-	// its new connection, and the node has handled what reached it before
-	// it answers a flush round trip sent after that.
-	lateSeen := false
+	// The continued worker finishes its executions and reports them late,
+	// unless the reports are lost with the connection the servers
+	// dropped; either way it has sent them before it answers a describe
+	// request on its new connection, and the nodes have handled what
+	// reached them before they answer a flush round trip sent after that.
+	lateSeen := 0
 	if err := retry(ctx, func(ctx context.Context) error {
 		inbox := s.c.nc.NewInbox()
 		answers := make(chan *nats.Msg, 16)
@@ -247,7 +316,7 @@ func TestStopWorkerPastHeartbeat(t *testing.T) {
 				var r actors.ToolReport
 				if json.Unmarshal(m.Data, &r) == nil && r.Type == actors.ReportReturned && r.Return != nil &&
 					strings.Contains(string(r.Return.Content), fmt.Sprintf(`"worker":%q`, stopped)) {
-					lateSeen = true
+					lateSeen++
 				}
 			case m := <-answers:
 				var d actors.WorkerDescription
@@ -264,60 +333,53 @@ func TestStopWorkerPastHeartbeat(t *testing.T) {
 	if err := s.c.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the stopped worker's late return reached the reply subject: %v", lateSeen)
-	after, err := s.c.read(ctx, session)
+	t.Logf("late returns of the stopped worker seen on the reply subjects: %d", lateSeen)
+	effs, _, err := readEffects(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after) != len(evs) {
-		t.Errorf("the log grew after the run completed:%s", describe(after[len(evs):]))
-	}
-	rets := returnsOf(t, after[v:], demoApproval)
-	if len(rets) != 1 {
-		t.Fatalf("%d tool.returned for %s after the approval, want 1:%s", len(rets), demoApproval, describe(after))
-	}
-	ret := successOf(t, rets[0])
-	var res struct {
-		Worker string `json:"worker"`
-	}
-	if err := json.Unmarshal(ret.Content, &res); err != nil || res.Worker == stopped || res.Worker == "" {
-		t.Errorf("the recorded deploy ran on %q (%v), want the worker that was not stopped (%s was)", res.Worker, err, stopped)
-	}
-	all, err := readEffects(dir, session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// At least once on each worker; a delivery that reached the stopped
-	// worker before the servers dropped it runs there once it continues
-	// (at-least-once: a stalled worker is why the call id is the
-	// idempotency key).
-	ran := map[string]int{}
-	for _, ef := range all {
-		ran[ef.Worker]++
-		if ef.CallID != demoApproval {
-			t.Errorf("deploy ran under call id %q, want %q", ef.CallID, demoApproval)
+	var hit []string
+	for _, id := range sessions {
+		after, err := s.c.read(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != len(logs[id]) {
+			t.Errorf("session %s: the log grew after the run completed:%s", id, describe(after[len(logs[id]):]))
+		}
+		// A delivery that reached the stopped worker before the servers
+		// dropped it may run there once it continues (at-least-once: a
+		// stalled worker is why the session, run and call ids are the
+		// idempotency key), so up to MaxDeliveries executions.
+		recorded := recordedDeploy(t, id, after, approved[id])
+		if checkDeploys(t, id, effs[id], recorded, stopped, actors.MaxDeliveries) {
+			hit = append(hit, id)
 		}
 	}
-	if len(ran) != 2 || len(all) > actors.MaxDeliveries {
-		t.Errorf("deploy ran %d times (%+v), want on both workers and at most %d times", len(all), all, actors.MaxDeliveries)
+	// The session whose deploy started last was running on the stopped
+	// worker: it cannot have returned from there.
+	if !slices.Contains(hit, last.Session) {
+		t.Errorf("session %s's deploy started on %s and was not run on the other worker while it was stopped: %+v", last.Session, stopped, effs[last.Session])
 	}
-	s.c.checkLog(ctx, []string{session}, before)
+	t.Logf("stopping %s hit the deploys of %v", stopped, hit)
+	s.c.checkLog(ctx, sessions, before)
 }
 
-// A result is delivered twice (a copy of a worker's returned report, and a
-// forged one with other content, published on the call's reply subject
-// while the rest of the batch still runs): the node records the first
-// return only.
+// A result is delivered twice in each of several sessions driven by both
+// nodes at once, all with the same call ids (a copy of a worker's returned
+// report, and a forged one with other content, published on the reply
+// subject of the session's call while the rest of its batch still runs):
+// each node records the first return only, in each session.
 func TestDuplicateResult(t *testing.T) {
 	h := newHarness(t)
 	s, _, _ := startSimWorkers(h, 0, 1500*time.Millisecond)
 	ctx := s.ctx
-	session := "duplicate-result"
+	sessions := sessionIDs("duplicate-result", faultSessions)
 
 	// Watch the calls of lookup (a plain subscription sees the requests
-	// the workers' queue group serves) and the reports on their reply
-	// subjects.
-	requests := make(chan *nats.Msg, 16)
+	// the workers' queue group serves) to learn each session's reply
+	// subject.
+	requests := make(chan *nats.Msg, 64)
 	sub, err := s.c.nc.ChanSubscribe("weft.worker.call.lookup", requests)
 	if err != nil {
 		t.Fatal(err)
@@ -326,71 +388,82 @@ func TestDuplicateResult(t *testing.T) {
 	if err := s.c.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.c.startRun(ctx, session)
-	if err != nil {
-		t.Fatal(err)
+	nodes := spread(sessions)
+	started := forAll(t, ctx, sessions, func(ctx context.Context, id string) (uint64, error) {
+		return s.c.startRunOn(ctx, nodes[id], id)
+	})
+	replies := map[string]string{}
+	for len(replies) < len(sessions) {
+		var m *nats.Msg
+		select {
+		case m = <-requests:
+		case <-ctx.Done():
+			t.Fatalf("lookup calls seen in sessions %v only", slices.Collect(maps.Keys(replies)))
+		}
+		var req actors.ToolRequest
+		if err := json.Unmarshal(m.Data, &req); err != nil {
+			t.Fatalf("lookup request %q: %v", m.Data, err)
+		}
+		if req.CallID != "call_lookup" || m.Header.Get(actors.HeaderCallID) != "call_lookup" {
+			t.Fatalf("lookup request of session %s with call id %q (header %q)", req.SessionID, req.CallID, m.Header.Get(actors.HeaderCallID))
+		}
+		if replies[req.SessionID] == "" {
+			replies[req.SessionID] = m.Reply
+		}
 	}
-	var req *nats.Msg
-	select {
-	case req = <-requests:
-	case <-ctx.Done():
-		t.Fatal("no lookup call seen")
-	}
-	if req.Header.Get(actors.HeaderCallID) != "call_lookup" {
-		t.Fatalf("lookup request with call id %q", req.Header.Get(actors.HeaderCallID))
-	}
-	// The worker may have answered already: the genuine return is read
-	// from the log once lookup's tool.returned is there.
-	var genuine events.ToolReturned
-	if err := retry(ctx, func(ctx context.Context) error {
-		evs, err := s.c.read(ctx, session)
-		if err != nil {
+	all(t, ctx, sessions, func(ctx context.Context, id string) error {
+		// The worker may have answered already: the genuine return is
+		// read from the log once lookup's tool.returned is there.
+		var genuine events.ToolReturned
+		if err := retry(ctx, func(ctx context.Context) error {
+			evs, err := s.c.read(ctx, id)
+			if err != nil {
+				return err
+			}
+			rets := returnsOf(t, evs, "call_lookup")
+			if len(rets) == 0 {
+				return fmt.Errorf("session %s: lookup has not returned", id)
+			}
+			if settled(evs) != "" {
+				return backoffStop{fmt.Errorf("session %s: the run settled before the duplicate was sent:%s", id, describe(evs))}
+			}
+			genuine = rets[0]
+			return nil
+		}); err != nil {
 			return err
 		}
-		rets := returnsOf(t, evs, "call_lookup")
-		if len(rets) == 0 {
-			return fmt.Errorf("lookup has not returned")
+		var ret toolsets.Return
+		if err := json.Unmarshal(genuine.Return, &ret); err != nil {
+			return err
 		}
-		if settled(evs) != "" {
-			return backoffStop{fmt.Errorf("the run settled before the duplicate was sent:%s", describe(evs))}
+		forged := ret
+		forged.Content = json.RawMessage(`{"ticket_id":"T-7","title":"forged","status":"closed"}`)
+		for _, r := range []toolsets.Return{ret, forged} {
+			b, err := json.Marshal(actors.ToolReport{Type: actors.ReportReturned, CallID: "call_lookup", Tool: "lookup", Return: &r})
+			if err != nil {
+				return err
+			}
+			if err := s.c.nc.Publish(replies[id], b); err != nil {
+				return err
+			}
 		}
-		genuine = rets[0]
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var ret toolsets.Return
-	if err := json.Unmarshal(genuine.Return, &ret); err != nil {
-		t.Fatal(err)
-	}
-	forged := ret
-	forged.Content = json.RawMessage(`{"ticket_id":"T-7","title":"forged","status":"closed"}`)
-	for _, r := range []toolsets.Return{ret, forged} {
-		b, err := json.Marshal(actors.ToolReport{Type: actors.ReportReturned, CallID: "call_lookup", Tool: "lookup", Return: &r})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.c.nc.Publish(req.Reply, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.c.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+		return s.c.nc.Flush()
+	})
 
-	evs, err := s.c.await(ctx, session, events.TypeRunWaiting, v)
-	if err != nil {
-		t.Fatal(err)
+	logs := s.awaitAll(sessions, events.TypeRunWaiting, started)
+	for _, id := range sessions {
+		if o := s.owner(id); o != nodes[id] {
+			t.Errorf("session %s is driven by %s, want %s (it was started there)", id, o, nodes[id])
+		}
+		rets := returnsOf(t, logs[id], "call_lookup")
+		if len(rets) != 1 {
+			t.Fatalf("session %s: %d tool.returned for call_lookup, want 1:%s", id, len(rets), describe(logs[id]))
+		}
+		if got := successOf(t, rets[0]); strings.Contains(string(got.Content), "forged") {
+			t.Errorf("session %s: the forged duplicate was recorded: %s", id, got.Content)
+		}
 	}
-	rets := returnsOf(t, evs, "call_lookup")
-	if len(rets) != 1 {
-		t.Fatalf("%d tool.returned for call_lookup, want 1:%s", len(rets), describe(evs))
-	}
-	if got := successOf(t, rets[0]); strings.Contains(string(got.Content), "forged") {
-		t.Errorf("the forged duplicate was recorded: %s", got.Content)
-	}
-	if err := s.toCompleted(ctx, session); err != nil {
-		t.Fatal(err)
-	}
-	s.c.checkLog(ctx, []string{session}, nil)
+	before := s.snapshot(sessions)
+	all(t, ctx, sessions, s.toCompleted)
+	s.c.checkLog(ctx, sessions, before)
 }

@@ -1,11 +1,11 @@
 // Command simworker is the tool worker of the simulation tests: it serves
 // the demo agent's tools (lookup, fetch_ticket, deploy; the same names,
 // arguments and results as weft worker --tools demo; deploy's result also
-// names the worker) from the worker queue
-// group, and records deploy's side effect as a file per execution in
-// --effects, so that a test counts how often each call ran and under which
-// call id. --deploy-delay makes deploy last long enough to fault a worker
-// in the middle of it.
+// names the worker) from the worker queue group, and records deploy's side
+// effect as a file per execution in --effects, so that a test counts how
+// often each call ran and under which session, run and call id (the call's
+// idempotency key). --deploy-delay makes deploy last long enough to fault
+// a worker in the middle of it.
 package main
 
 import (
@@ -30,6 +30,7 @@ import (
 type Effect struct {
 	Worker  string `json:"worker"`
 	Session string `json:"session"`
+	RunID   string `json:"run_id"`
 	CallID  string `json:"call_id"`
 }
 
@@ -102,7 +103,7 @@ func demoTools(id, dir string, delay, fetchDelay time.Duration) ([]toolsets.Tool
 		return nil, err
 	}
 	deploy, err := toolsets.NewContextFunc("deploy", func(ctx context.Context, tc *toolsets.ToolContext, a deployArgs) (map[string]any, error) {
-		b, err := json.Marshal(Effect{Worker: id, Session: tc.SessionID, CallID: tc.CallID})
+		b, err := json.Marshal(Effect{Worker: id, Session: tc.SessionID, RunID: tc.RunID, CallID: tc.CallID})
 		if err != nil {
 			return nil, err
 		}
