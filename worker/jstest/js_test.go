@@ -5,17 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
@@ -57,6 +62,7 @@ func nodeBinary(t *testing.T) string {
 
 // jsWorker is a running `node worker.mjs`; lines are its stdout lines.
 type jsWorker struct {
+	cmd   *exec.Cmd
 	lines <-chan string
 }
 
@@ -91,7 +97,7 @@ func startJSWorker(t *testing.T, url, id string) *jsWorker {
 		<-done
 		_ = cmd.Wait()
 	})
-	w := &jsWorker{lines: lines}
+	w := &jsWorker{cmd: cmd, lines: lines}
 	if got := w.expect(t, "READY"); got != "READY "+id {
 		t.Fatalf("worker printed %q, want READY %s", got, id)
 	}
@@ -102,18 +108,50 @@ func startJSWorker(t *testing.T, url, id string) *jsWorker {
 // others, or fails after wait.
 func (w *jsWorker) expect(t *testing.T, prefix string) string {
 	t.Helper()
+	l, err := w.next(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// next is expect returning its error.
+func (w *jsWorker) next(prefix string) (string, error) {
 	timeout := time.After(wait)
 	for {
 		select {
 		case l, ok := <-w.lines:
 			if !ok {
-				t.Fatalf("the worker exited before printing %q", prefix)
+				return "", fmt.Errorf("the worker exited before printing %q", prefix)
 			}
 			if strings.HasPrefix(l, prefix) {
-				return l
+				return l, nil
 			}
 		case <-timeout:
-			t.Fatalf("no %q from the worker within %v", prefix, wait)
+			return "", fmt.Errorf("no %q from the worker within %v", prefix, wait)
+		}
+	}
+}
+
+// stop stops the worker gracefully (SIGTERM: it unsubscribes, lets its
+// calls end and exits) and returns the lines it printed that expect has
+// not consumed, up to its exit; it fails after wait.
+func (w *jsWorker) stop(t *testing.T) []string {
+	t.Helper()
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("stop the worker: %v", err)
+	}
+	var rest []string
+	timeout := time.After(wait)
+	for {
+		select {
+		case l, ok := <-w.lines:
+			if !ok {
+				return rest
+			}
+			rest = append(rest, l)
+		case <-timeout:
+			t.Fatalf("the worker did not exit within %v of SIGTERM", wait)
 		}
 	}
 }
@@ -128,20 +166,27 @@ func (w *testWriter) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*testWriter)(nil)
 
-// node starts a NATS server on loopback and a runtime on it.
-func node(t *testing.T) (*weft.Runtime, string) {
+// server starts a NATS server on loopback and returns its URL.
+func server(t *testing.T) string {
 	t.Helper()
 	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	rt, err := weft.Start(t.Context(), weft.Config{NATSURL: srv.ClientURL(), Store: memstore.New()})
+	return srv.ClientURL()
+}
+
+// node starts a NATS server on loopback and a runtime on it.
+func node(t *testing.T) (*weft.Runtime, string) {
+	t.Helper()
+	url := server(t)
+	rt, err := weft.Start(t.Context(), weft.Config{NATSURL: url, Store: memstore.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt.Close() })
-	return rt, srv.ClientURL()
+	return rt, url
 }
 
 // callModel makes the tool calls of the prompt (a JSON list of calls) in
@@ -331,5 +376,213 @@ func TestJSWorkerCancel(t *testing.T) {
 		if r.Status != weft.StatusCancelled {
 			t.Errorf("run %s is %s, want cancelled", id, r.Status)
 		}
+	}
+}
+
+// TestJSWorkerSameCallIDAcrossSessions runs two sessions that call js_slow
+// with the same call id at once on the JavaScript worker: call ids are
+// unique only within a run, so both calls run, each with its own result;
+// cancelling one session's run cancels its call only.
+func TestJSWorkerSameCallIDAcrossSessions(t *testing.T) {
+	rt, url := node(t)
+	w := startJSWorker(t, url, "js-1")
+	a := agent(t, rt)
+	cancelled, kept := a.NewSession(), a.NewSession()
+	type outcome struct {
+		res *weft.Result
+		err error
+	}
+	runCtx, cancelRun := context.WithCancel(t.Context())
+	defer cancelRun()
+	cancelledDone, keptDone := make(chan outcome, 1), make(chan outcome, 1)
+	go func() {
+		// A minute: it ends only by its cancel.
+		res, err := cancelled.Run(runCtx, prompt(t, call("c1", "js_slow", `{"ms":60000}`)))
+		cancelledDone <- outcome{res, err}
+	}()
+	if got := w.expect(t, "STARTED"); got != "STARTED js-1 c1" {
+		t.Fatalf("worker printed %q, want STARTED js-1 c1", got)
+	}
+	// The second session's call starts while the first runs: it is not
+	// taken for a re-delivery of the first (a worker keying calls by call
+	// id alone would not start it before the first ends, a minute later).
+	go func() {
+		// Long enough to be still running when the first run's cancel
+		// reaches the worker, which the test sends as soon as this call
+		// started.
+		res, err := kept.Run(t.Context(), prompt(t, call("c1", "js_slow", `{"ms":2000}`)))
+		keptDone <- outcome{res, err}
+	}()
+	if got, err := w.next("STARTED"); err != nil || got != "STARTED js-1 c1" {
+		t.Fatalf("the second session's call did not start while the first ran (taken for a re-delivery of it?): got %q, %v; want STARTED js-1 c1", got, err)
+	}
+	cancelRun()
+	if got := w.expect(t, "CANCELLED"); got != "CANCELLED js-1 c1" {
+		t.Fatalf("worker printed %q, want CANCELLED js-1 c1", got)
+	}
+	select {
+	case o := <-cancelledDone:
+		if o.err != nil && !errors.Is(o.err, context.Canceled) {
+			t.Errorf("cancelled run: %v", o.err)
+		}
+	case <-time.After(wait):
+		t.Fatal("the cancelled run did not end within", wait)
+	}
+	var o outcome
+	select {
+	case o = <-keptDone:
+	case <-time.After(wait):
+		t.Fatal("the other session's run did not end within", wait)
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.res.Status != weft.StatusCompleted {
+		t.Errorf("the other session's run is %s, want completed", o.res.Status)
+	}
+	// Its call was not cancelled with the other: it returned its own
+	// result.
+	r := returns(t, kept, o.res.RunID)["c1"]
+	if r.Kind != toolsets.KindSuccess || string(r.Content) != `"slept 2000"` {
+		t.Errorf("the other session's return is %s %s, want success \"slept 2000\"", r.Kind, r.Content)
+	}
+	st, err := cancelled.State(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Runs) != 1 {
+		t.Errorf("the cancelled session has %d runs, want 1", len(st.Runs))
+	}
+	for id, r := range st.Runs {
+		if r.Status != weft.StatusCancelled {
+			t.Errorf("run %s of the cancelled session is %s, want cancelled", id, r.Status)
+		}
+	}
+	for _, l := range w.stop(t) {
+		if strings.HasPrefix(l, "CANCELLED") {
+			t.Errorf("the worker cancelled a second call: %q", l)
+		}
+	}
+}
+
+// TestJSWorkerCancelBeforeCall publishes a call's cancel before the call
+// itself, against the raw protocol: the JavaScript worker remembers the
+// cancel and returns the call cancelled without running it, while the same
+// call id under another run runs.
+func TestJSWorkerCancelBeforeCall(t *testing.T) {
+	url := server(t)
+	w := startJSWorker(t, url, "js-1")
+	client, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	cancelSubject, err := actors.WorkerCancelSubject(bus.Default, "s1", "r1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Publish(cancelSubject, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The worker has taken the cancel once it answers a describe request
+	// sent after it: the server delivers the messages of one publishing
+	// connection to a subscribing connection in the order they were
+	// published, and nats.js runs the callbacks of a connection's
+	// subscriptions one at a time, on the one JavaScript thread, in the
+	// order the messages arrive; so the cancel callback (which records the
+	// early cancel) has returned before the describe callback publishes
+	// its answer.
+	inbox := client.NewInbox()
+	answers, err := client.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.PublishRequest(actors.WorkerDescribeSubject(bus.Default), inbox, nil); err != nil {
+		t.Fatal(err)
+	}
+	for described := false; !described; {
+		m, err := answers.NextMsg(wait)
+		if err != nil {
+			t.Fatalf("no describe answer from the worker: %v", err)
+		}
+		var d actors.WorkerDescription
+		if err := json.Unmarshal(m.Data, &d); err != nil {
+			t.Fatalf("describe answer %q: %v", m.Data, err)
+		}
+		described = d.WorkerID == "js-1"
+	}
+	callSubject, err := actors.WorkerCallSubject(bus.Default, "js_add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// finalReport sends the call c1 of run in session s1 and returns its
+	// returned report.
+	finalReport := func(run string) actors.ToolReport {
+		t.Helper()
+		inbox := client.NewInbox()
+		sub, err := client.SubscribeSync(inbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+		req, err := json.Marshal(actors.ToolRequest{SessionID: "s1", RunID: run, CallID: "c1", Name: "js_add", Arguments: json.RawMessage(`{"a":1,"b":2}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := &nats.Msg{Subject: callSubject, Reply: inbox, Data: req, Header: nats.Header{}}
+		msg.Header.Set(actors.HeaderCallID, "c1")
+		msg.Header.Set(actors.HeaderDelivery, "1")
+		msg.Header.Set(actors.HeaderHeartbeat, strconv.Itoa(int(actors.WorkerHeartbeat/time.Millisecond)))
+		if err := client.PublishMsg(msg); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			m, err := sub.NextMsg(wait)
+			if err != nil {
+				t.Fatalf("run %s: no returned report: %v", run, err)
+			}
+			var r actors.ToolReport
+			if err := json.Unmarshal(m.Data, &r); err != nil {
+				t.Fatalf("run %s: bad report %q: %v", run, m.Data, err)
+			}
+			if r.Type == actors.ReportReturned {
+				return r
+			}
+		}
+	}
+	type summary struct {
+		CallID   string
+		Tool     string
+		Kind     toolsets.Kind
+		Content  string
+		Attempts int
+	}
+	summarize := func(r actors.ToolReport) summary {
+		if r.Return == nil {
+			return summary{CallID: r.CallID, Tool: r.Tool}
+		}
+		return summary{r.CallID, r.Tool, r.Return.Kind, string(r.Return.Content), r.Return.Attempts}
+	}
+	// The call follows its cancel: it comes back cancelled, never run.
+	want := summary{"c1", "js_add", toolsets.KindCancelled, `"cancelled before it started"`, 0}
+	if d := cmp.Diff(want, summarize(finalReport("r1"))); d != "" {
+		t.Errorf("return after an early cancel (-want +got):\n%s", d)
+	}
+	// The same call id under another run is another call: it runs.
+	want = summary{"c1", "js_add", toolsets.KindSuccess, `3`, 1}
+	if d := cmp.Diff(want, summarize(finalReport("r2"))); d != "" {
+		t.Errorf("return of the call of another run (-want +got):\n%s", d)
+	}
+	// The worker prints STARTED before it runs a tool and before it
+	// publishes the call's return: every line of both calls is printed by
+	// the time it exits.
+	var started []string
+	for _, l := range w.stop(t) {
+		if strings.HasPrefix(l, "STARTED") {
+			started = append(started, l)
+		}
+	}
+	if d := cmp.Diff([]string{"STARTED js-1 c1"}, started); d != "" {
+		t.Errorf("calls run (-want +got: the cancelled call must not run):\n%s", d)
 	}
 }
