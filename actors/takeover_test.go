@@ -24,6 +24,9 @@ import (
 type countingStore struct {
 	events.Store
 	readAll atomic.Int32
+	// dead makes every append fail: the node crashed (the log is shared
+	// in memory, so a closed connection does not stop a node's writes).
+	dead atomic.Bool
 
 	mu    sync.Mutex
 	reads map[string]int // stream → ReadStream calls
@@ -34,6 +37,13 @@ func (s *countingStore) ReadStream(ctx context.Context, stream string, from uint
 	s.reads[stream]++
 	s.mu.Unlock()
 	return s.Store.ReadStream(ctx, stream, from)
+}
+
+func (s *countingStore) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
+	if s.dead.Load() {
+		return events.AppendResult{}, errors.New("the node crashed")
+	}
+	return s.Store.Append(ctx, stream, expected, evs...)
 }
 
 func (s *countingStore) streamReads(stream string) int {
@@ -249,6 +259,7 @@ func TestTakeoverAfterNodeDies(t *testing.T) {
 
 			// A crash: the connection drops, the lease is neither renewed
 			// nor released.
+			a.store.dead.Store(true)
 			a.nc.Close()
 			_ = a.h.Close()
 
@@ -315,6 +326,7 @@ func TestTakeoverRace(t *testing.T) {
 	doneC, stopC := c.h.Watch("r1")
 	defer stopC()
 
+	a.store.dead.Store(true)
 	a.nc.Close()
 	_ = a.h.Close()
 
@@ -358,6 +370,7 @@ func TestTakeoverLeavesWaitingSessions(t *testing.T) {
 	done, stop := b.h.Watch("r1")
 	defer stop()
 
+	a.store.dead.Store(true)
 	a.nc.Close()
 	_ = a.h.Close()
 
