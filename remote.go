@@ -31,11 +31,17 @@ const RemoteToolsetName = "remote_tools"
 // go to the workers: the runtime records and schedules them as it does
 // local calls; the workers' registries apply timeouts, internal retries
 // and argument validation. Local tools are unaffected.
+//
+// A tool goes to the workers the way the first worker that describes it
+// takes calls: from the core queue group, or, for a worker of a pool
+// (worker.WithPool), through the pool's JetStream work queue, where a call
+// waits for a worker with room (Config.WorkerQueueWait at most). Do not
+// serve one tool both ways.
 func (rt *Runtime) RemoteTools(ctx context.Context, names ...string) (toolsets.Toolset, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%w: no tool names given", ErrRemoteToolNotFound)
 	}
-	defs, err := DescribeRemoteTools(ctx, rt.conn, rt.subj, names...)
+	defs, pools, err := describeRemote(ctx, rt.conn, rt.subj, names)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +53,13 @@ func (rt *Runtime) RemoteTools(ctx context.Context, names ...string) (toolsets.T
 	if err != nil {
 		return nil, fmt.Errorf("weft: remote tools: %w", err)
 	}
-	rt.host.AddRemoteTools(names...)
+	for i, n := range names {
+		if pools[i] == "" {
+			rt.host.AddRemoteTools(n)
+		} else if err := rt.host.AddPooledTools(pools[i], n); err != nil {
+			return nil, fmt.Errorf("weft: remote tool %q: %w", n, err)
+		}
+	}
 	return ts, nil
 }
 
@@ -57,6 +69,14 @@ func (rt *Runtime) RemoteTools(ctx context.Context, names ...string) (toolsets.T
 // ends first, the error matches ErrRemoteToolNotFound and names the
 // missing tools.
 func DescribeRemoteTools(ctx context.Context, nc *nats.Conn, subj bus.Subjects, names ...string) ([]toolsets.Definition, error) {
+	defs, _, err := describeRemote(ctx, nc, subj, names)
+	return defs, err
+}
+
+// describeRemote is DescribeRemoteTools that also returns, for each name,
+// the worker pool of the worker that described it first ("" for the core
+// queue group).
+func describeRemote(ctx context.Context, nc *nats.Conn, subj bus.Subjects, names []string) ([]toolsets.Definition, []string, error) {
 	if subj.Root() == "" {
 		subj = bus.Default
 	}
@@ -64,10 +84,11 @@ func DescribeRemoteTools(ctx context.Context, nc *nats.Conn, subj bus.Subjects, 
 	ch := make(chan *nats.Msg, 64)
 	sub, err := nc.ChanSubscribe(inbox, ch)
 	if err != nil {
-		return nil, fmt.Errorf("weft: describe remote tools: %w", err)
+		return nil, nil, fmt.Errorf("weft: describe remote tools: %w", err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	found := map[string]toolsets.Definition{}
+	pool := map[string]string{}
 	missing := func() []string {
 		var out []string
 		for _, n := range names {
@@ -81,7 +102,7 @@ func DescribeRemoteTools(ctx context.Context, nc *nats.Conn, subj bus.Subjects, 
 		return nc.PublishRequest(actors.WorkerDescribeSubject(subj), inbox, nil)
 	}
 	if err := ask(); err != nil {
-		return nil, fmt.Errorf("weft: describe remote tools: %w", err)
+		return nil, nil, fmt.Errorf("weft: describe remote tools: %w", err)
 	}
 	// Workers that start later are asked again at a growing interval.
 	retry := nats.DefaultTimeout / 8
@@ -90,10 +111,10 @@ func DescribeRemoteTools(ctx context.Context, nc *nats.Conn, subj bus.Subjects, 
 	for len(missing()) > 0 {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %s (%v)", ErrRemoteToolNotFound, strings.Join(missing(), ", "), context.Cause(ctx))
+			return nil, nil, fmt.Errorf("%w: %s (%v)", ErrRemoteToolNotFound, strings.Join(missing(), ", "), context.Cause(ctx))
 		case <-timer.C:
 			if err := ask(); err != nil {
-				return nil, fmt.Errorf("weft: describe remote tools: %w", err)
+				return nil, nil, fmt.Errorf("weft: describe remote tools: %w", err)
 			}
 			retry = min(2*retry, nats.DefaultTimeout)
 			timer.Reset(retry)
@@ -103,17 +124,18 @@ func DescribeRemoteTools(ctx context.Context, nc *nats.Conn, subj bus.Subjects, 
 				continue // not a description (a no-responders status)
 			}
 			for _, def := range d.Tools {
-				if slices.Contains(names, def.Name) {
-					found[def.Name] = def
+				if _, seen := found[def.Name]; !seen && slices.Contains(names, def.Name) {
+					found[def.Name], pool[def.Name] = def, d.Pool
 				}
 			}
 		}
 	}
 	out := make([]toolsets.Definition, len(names))
+	pools := make([]string, len(names))
 	for i, n := range names {
-		out[i] = found[n]
+		out[i], pools[i] = found[n], pool[n]
 	}
-	return out, nil
+	return out, pools, nil
 }
 
 // remoteTool stands for a tool a worker serves: it gives the model its

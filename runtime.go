@@ -38,6 +38,10 @@ type Config struct {
 	Sync bus.SyncPolicy
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// WorkerQueueWait is how long a call of a pooled remote tool may wait
+	// in its worker pool's queue for a worker with room before the runtime
+	// takes it back and fails it; zero means actors.DefaultWorkerQueueWait.
+	WorkerQueueWait time.Duration
 
 	// The fields below configure a node of a cluster on external NATS
 	// (NATSURL or NATSURLs); with the embedded server they must stay zero.
@@ -91,6 +95,9 @@ func (cfg *Config) external() ([]string, error) {
 	}
 	if cfg.LeaseTTL < 0 {
 		return nil, fmt.Errorf("%w: negative LeaseTTL", ErrBadConfig)
+	}
+	if cfg.WorkerQueueWait < 0 {
+		return nil, fmt.Errorf("%w: negative WorkerQueueWait", ErrBadConfig)
 	}
 	if len(urls) == 0 {
 		set := []struct {
@@ -231,7 +238,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.leases = leases
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
-		PublishEvents: cfg.Store != nil, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases})
+		PublishEvents: cfg.Store != nil, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait})
 	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("weft: %w", err)

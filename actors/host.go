@@ -51,6 +51,10 @@ type HostConfig struct {
 	// to their owner. Nil: the host acts on every command it receives (a
 	// single node). The caller owns it.
 	Leases *Leases
+	// WorkerQueueWait is how long a call of a pooled remote tool may wait
+	// in its pool's queue before the host takes it back and fails it; zero
+	// means DefaultWorkerQueueWait.
+	WorkerQueueWait time.Duration
 }
 
 // Host runs the actors of one process: an actor system, the session actors
@@ -88,7 +92,7 @@ type Host struct {
 	replySeq    atomic.Uint64
 	replies     sync.Map // reply subject → *actor.PID of its scheduler
 
-	remote sync.Map // tool name → struct{}: tools served by workers (AddRemoteTools)
+	remote sync.Map // tool name → its worker pool ("": the queue group): tools served by workers (AddRemoteTools, AddPooledTools)
 }
 
 // runEntry is what the tool host needs to execute the calls of one run:

@@ -224,4 +224,7 @@ func WorkerDescribeSubject(s bus.Subjects) string { return s.Root() + ".worker.d
 type WorkerDescription struct {
 	WorkerID string                `json:"worker_id"`
 	Tools    []toolsets.Definition `json:"tools"`
+	// Pool is the worker pool the worker takes its calls from (see
+	// WorkerQueueSubject); empty: the core queue group.
+	Pool string `json:"pool,omitempty"`
 }

@@ -1,12 +1,15 @@
 package actors
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/toolsets"
 )
@@ -18,14 +21,36 @@ import (
 // local.
 func (h *Host) AddRemoteTools(names ...string) {
 	for _, n := range names {
-		h.remote.Store(n, struct{}{})
+		h.remote.Store(n, "")
 	}
+}
+
+// AddPooledTools tells the host that the tools named are served by the
+// remote workers of pool: their calls are published into the pool's
+// JetStream work queue, <root>.worker.queue.<pool>.<name> (see
+// WorkerQueueSubject), for the pool's workers to pull.
+func (h *Host) AddPooledTools(pool string, names ...string) error {
+	if err := ValidatePool(pool); err != nil {
+		return err
+	}
+	for _, n := range names {
+		h.remote.Store(n, pool)
+	}
+	return nil
 }
 
 // IsRemoteTool reports whether calls of tool name go to remote workers.
 func (h *Host) IsRemoteTool(name string) bool {
 	_, ok := h.remote.Load(name)
 	return ok
+}
+
+// remotePool returns the worker pool of remote tool name, "" for the core
+// queue group.
+func (h *Host) remotePool(name string) string {
+	v, _ := h.remote.Load(name)
+	p, _ := v.(string)
+	return p
 }
 
 // scheduleBatch starts a scheduler on the calls of a batch.
@@ -52,10 +77,40 @@ type remoteCall struct {
 	data     []byte
 	lastSeen time.Time // when it was last sent or reported on
 	sent     int       // deliveries so far
+	// A call to a worker pool (pool != "") waits in the pool's stream
+	// until a worker takes it: heard is whether a worker reported on the
+	// current delivery; until then, queued says the stream stored it (at
+	// seq, at queuedAt) and the heartbeat deadline does not apply.
+	pool      string
+	heard     bool
+	queued    bool
+	seq       uint64
+	queuedAt  time.Time
+	checkedAt time.Time // when the queued message was last looked for
+	takingOut bool      // a delete (or a look) of the queued message is under way
 }
 
 // checkRemote makes the scheduler look for silent remote calls.
 type checkRemote struct{}
+
+// queuedCall tells the scheduler the outcome of publishing delivery of a
+// pooled call into the pool stream.
+type queuedCall struct {
+	callID   string
+	delivery int
+	seq      uint64
+	err      error
+}
+
+// dequeuedCall tells the scheduler the outcome of deleting (or, with
+// look, looking for) a pooled call's queued message: err nil means no
+// worker had taken it.
+type dequeuedCall struct {
+	callID   string
+	delivery int
+	look     bool
+	err      error
+}
 
 // schedulerActor runs one tool batch: it sends each call as a request on
 // weft.node.<node id>.tool.<name> of its own node (all at once, or one after another when the batch is
@@ -103,6 +158,7 @@ func (a *schedulerActor) Receive(c actor.Context) {
 		}
 		if rc := a.remote[m.CallID]; rc != nil {
 			rc.lastSeen = time.Now()
+			rc.heard = true
 		}
 		if m.Type == ReportHeartbeat {
 			return
@@ -120,6 +176,10 @@ func (a *schedulerActor) Receive(c actor.Context) {
 		a.maybeDone(c)
 	case *checkRemote:
 		a.checkRemote(c)
+	case *queuedCall:
+		a.onQueued(m)
+	case *dequeuedCall:
+		a.onDequeued(c, m)
 	case *actor.Stopping:
 		a.h.replies.Delete(a.inbox)
 		if a.stop != nil {
@@ -165,7 +225,14 @@ func (a *schedulerActor) send(c actor.Context) {
 
 // sendRemote sends call to the workers of its tool and starts watching it.
 func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
-	subject, err := WorkerCallSubject(a.h.subj, call.Name)
+	pool := a.h.remotePool(call.Name)
+	var subject string
+	var err error
+	if pool != "" {
+		subject, err = WorkerQueueSubject(a.h.subj, pool, call.Name)
+	} else {
+		subject, err = WorkerCallSubject(a.h.subj, call.Name)
+	}
 	if err != nil {
 		return err
 	}
@@ -179,8 +246,8 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 	if err != nil {
 		return err
 	}
-	rc := &remoteCall{req: call, subject: subject, data: data}
-	if err := a.deliver(rc); err != nil {
+	rc := &remoteCall{req: call, subject: subject, data: data, pool: pool}
+	if err := a.deliver(c, rc); err != nil {
 		return err
 	}
 	if a.remote == nil {
@@ -191,15 +258,122 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 	return nil
 }
 
-// deliver publishes rc's request once more.
-func (a *schedulerActor) deliver(rc *remoteCall) error {
+// deliver publishes rc's request once more: on its tool's call subject
+// with the batch's inbox as reply subject, or, for a pooled tool, into the
+// pool stream with the inbox in the Weft-Reply header (the stream's
+// acknowledgement arrives as a queuedCall).
+func (a *schedulerActor) deliver(c actor.Context, rc *remoteCall) error {
 	rc.sent++
 	rc.lastSeen = time.Now()
-	msg := &nats.Msg{Subject: rc.subject, Reply: a.inbox, Data: rc.data, Header: nats.Header{}}
+	rc.heard, rc.queued, rc.takingOut = false, false, false
+	msg := &nats.Msg{Subject: rc.subject, Data: rc.data, Header: nats.Header{}}
 	msg.Header.Set(HeaderCallID, rc.req.CallID)
 	msg.Header.Set(HeaderDelivery, strconv.Itoa(rc.sent))
 	msg.Header.Set(HeaderHeartbeat, strconv.FormatInt(WorkerHeartbeat.Milliseconds(), 10))
-	return a.h.cfg.Conn.PublishMsg(msg)
+	if rc.pool == "" {
+		msg.Reply = a.inbox
+		return a.h.cfg.Conn.PublishMsg(msg)
+	}
+	msg.Header.Set(HeaderReply, a.inbox)
+	// A publish retried by the client is stored once.
+	msg.Header.Set(jetstream.MsgIDHeader, rc.req.SessionID+"/"+rc.req.RunID+"/"+rc.req.CallID+"/"+strconv.Itoa(rc.sent))
+	js, err := jetstream.New(a.h.cfg.Conn)
+	if err != nil {
+		return err
+	}
+	self, root, id, delivery := c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), MissedHeartbeats*WorkerHeartbeat)
+		defer cancel()
+		ack, err := js.PublishMsg(ctx, msg)
+		q := &queuedCall{callID: id, delivery: delivery, err: err}
+		if err == nil {
+			q.seq = ack.Sequence
+		}
+		root.Send(self, q)
+	}()
+	return nil
+}
+
+// onQueued records that the pool stream stored a delivery of a pooled
+// call: until a worker reports on it, it waits there. A failed publish is
+// left to the heartbeat deadline, which sends the call again.
+func (a *schedulerActor) onQueued(m *queuedCall) {
+	rc := a.remote[m.callID]
+	if rc == nil || rc.sent != m.delivery || rc.heard {
+		return
+	}
+	if m.err != nil {
+		a.h.log.Warn("queue remote tool call", "tool", rc.req.Name, "pool", rc.pool, "call_id", m.callID, "err", m.err)
+		return
+	}
+	rc.queued, rc.seq, rc.queuedAt, rc.checkedAt = true, m.seq, time.Now(), time.Now()
+}
+
+// takeOut deletes the queued message of pooled call rc from the pool
+// stream, or with look only looks it up, reporting a dequeuedCall to self
+// when self is not nil.
+func (a *schedulerActor) takeOut(self *actor.PID, rc *remoteCall, look bool) {
+	js, err := jetstream.New(a.h.cfg.Conn)
+	if err != nil {
+		return
+	}
+	rc.takingOut = true
+	root, name, seq, id, delivery := a.h.system.Root, WorkerQueueStream(a.h.subj), rc.seq, rc.req.CallID, rc.sent
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
+		defer cancel()
+		st, err := js.Stream(ctx, name)
+		if err == nil {
+			if look {
+				_, err = st.GetMsg(ctx, seq)
+			} else {
+				err = st.DeleteMsg(ctx, seq)
+			}
+		}
+		if self != nil {
+			root.Send(self, &dequeuedCall{callID: id, delivery: delivery, look: look, err: err})
+		}
+	}()
+}
+
+// onDequeued fails a pooled call whose queued message it deleted (no
+// worker took it within the queue wait); if a worker had taken it, the
+// heartbeat deadline applies from now.
+func (a *schedulerActor) onDequeued(c actor.Context, m *dequeuedCall) {
+	rc := a.remote[m.callID]
+	if rc == nil || rc.sent != m.delivery || rc.heard {
+		return
+	}
+	rc.takingOut = false
+	switch {
+	case m.look && m.err == nil:
+		rc.checkedAt = time.Now() // still waiting for a worker
+	case m.look && errors.Is(m.err, jetstream.ErrMsgNotFound):
+		// Gone, and no worker reported on it (a worker reports before it
+		// acknowledges): lost with the stream. Send it again.
+		if rc.sent < MaxDeliveries {
+			if err := a.deliver(c, rc); err == nil {
+				a.h.log.Info("remote tool call lost from its pool's queue, sent again", "tool", rc.req.Name, "pool", rc.pool, "call_id", m.callID, "delivery", rc.sent)
+				return
+			}
+		}
+		a.closeRemote(c, rc, "remote tool "+rc.req.Name+": the call was lost from pool "+rc.pool+"'s queue (sent "+strconv.Itoa(rc.sent)+" times)")
+	case m.err == nil:
+		a.closeRemote(c, rc, "remote tool "+rc.req.Name+": no worker of pool "+rc.pool+" took the call within "+a.queueWait().String())
+	case errors.Is(m.err, jetstream.ErrMsgNotFound):
+		rc.queued, rc.lastSeen = false, time.Now()
+	default:
+		a.h.log.Warn("take a queued remote tool call back", "tool", rc.req.Name, "pool", rc.pool, "call_id", m.callID, "err", m.err)
+	}
+}
+
+// queueWait is how long a pooled call may wait in its pool's stream.
+func (a *schedulerActor) queueWait() time.Duration {
+	if a.h.cfg.WorkerQueueWait > 0 {
+		return a.h.cfg.WorkerQueueWait
+	}
+	return DefaultWorkerQueueWait
 }
 
 // startTicker sends the actor a checkRemote every heartbeat interval until
@@ -224,30 +398,53 @@ func (a *schedulerActor) startTicker(c actor.Context) {
 // checkRemote sends again each remote call no report of which arrived for
 // MissedHeartbeats intervals; a call sent MaxDeliveries times fails.
 func (a *schedulerActor) checkRemote(c actor.Context) {
-	deadline := time.Now().Add(-MissedHeartbeats * WorkerHeartbeat)
+	now := time.Now()
+	deadline := now.Add(-MissedHeartbeats * WorkerHeartbeat)
 	for id, rc := range a.remote {
+		if rc.queued && !rc.heard {
+			// Waiting in the pool stream for a worker with room.
+			switch {
+			case rc.takingOut:
+			case now.Sub(rc.queuedAt) > a.queueWait():
+				a.takeOut(c.Self(), rc, false)
+			case now.Sub(rc.checkedAt) > queueCheckEvery:
+				a.takeOut(c.Self(), rc, true)
+			}
+			continue
+		}
 		if rc.lastSeen.After(deadline) {
 			continue
 		}
 		if rc.sent < MaxDeliveries {
-			if err := a.deliver(rc); err == nil {
+			if err := a.deliver(c, rc); err == nil {
 				a.h.log.Info("remote tool call sent again", "tool", rc.req.Name, "call_id", id, "delivery", rc.sent)
 				continue
 			}
 		}
-		delete(a.remote, id)
-		a.returned[id] = true
-		a.open--
-		a.fail(c, rc.req, "remote tool "+rc.req.Name+": no worker reported on the call (sent "+strconv.Itoa(rc.sent)+" times)")
-		if a.batch.sequential && a.next < len(a.batch.calls) {
-			a.send(c)
-		}
+		a.closeRemote(c, rc, "remote tool "+rc.req.Name+": no worker reported on the call (sent "+strconv.Itoa(rc.sent)+" times)")
 	}
 }
 
-// cancelRemote publishes a cancel for every open remote call.
+// closeRemote gives up on remote call rc: it returns as an execution
+// failure saying msg.
+func (a *schedulerActor) closeRemote(c actor.Context, rc *remoteCall, msg string) {
+	id := rc.req.CallID
+	delete(a.remote, id)
+	a.returned[id] = true
+	a.open--
+	a.fail(c, rc.req, msg)
+	if a.batch.sequential && a.next < len(a.batch.calls) {
+		a.send(c)
+	}
+}
+
+// cancelRemote publishes a cancel for every open remote call, and takes
+// the pooled calls no worker took yet out of the pool stream.
 func (a *schedulerActor) cancelRemote() {
 	for _, rc := range a.remote {
+		if rc.queued && !rc.heard {
+			a.takeOut(nil, rc, false)
+		}
 		if subject, err := WorkerCancelSubject(a.h.subj, rc.req.SessionID, rc.req.RunID, rc.req.CallID); err == nil {
 			_ = a.h.cfg.Conn.Publish(subject, nil)
 		}

@@ -3,12 +3,14 @@ package worker_test
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
@@ -16,79 +18,154 @@ import (
 )
 
 // BenchmarkRemoteRoundTrip measures the protocol round trip of one remote
-// call on loopback, as a node's scheduler makes it: the request on
-// <root>.worker.call.echo_0 (headers and ToolRequest body) to one worker
-// process, its heartbeat and returned reports back. It reports the p50
-// and p99 latency.
+// call on loopback, as a node's scheduler makes it, to one worker process:
+// "group", the request on <root>.worker.call.echo_0 (headers and
+// ToolRequest body) through the core queue group; "pool", the request
+// published into the pool stream on <root>.worker.queue.bench.echo_0 (its
+// acknowledgement not waited for, as the scheduler does not) and pulled by
+// the worker. Both end with the worker's heartbeat and returned reports.
+// It reports the p50 and p99 latency.
 func BenchmarkRemoteRoundTrip(b *testing.B) {
-	_, url := node(b)
-	startWorker(b, url, "w1", false)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
-	inbox := nc.NewInbox()
-	reports := make(chan *nats.Msg, 16)
-	sub, err := nc.ChanSubscribe(inbox, reports)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = sub.Unsubscribe() })
-	subject, _ := actors.WorkerCallSubject(bus.Default, "echo_0")
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		id := "c" + strconv.Itoa(i)
-		data, _ := json.Marshal(actors.ToolRequest{SessionID: "s", RunID: "r", CallID: id, Name: "echo_0", Arguments: json.RawMessage(`{}`)})
-		msg := &nats.Msg{Subject: subject, Reply: inbox, Data: data, Header: nats.Header{}}
-		msg.Header.Set(actors.HeaderCallID, id)
-		msg.Header.Set(actors.HeaderDelivery, "1")
-		msg.Header.Set(actors.HeaderHeartbeat, "250")
-		start := time.Now()
-		if err := nc.PublishMsg(msg); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			var r actors.ToolReport
-			if err := json.Unmarshal((<-reports).Data, &r); err != nil {
+	for _, mode := range dispatchModes {
+		b.Run(mode.name, func(b *testing.B) {
+			_, url := node(b)
+			startWorker(b, url, "w1", false, mode.env...)
+			nc, err := nats.Connect(url)
+			if err != nil {
 				b.Fatal(err)
 			}
-			if r.Type == actors.ReportReturned {
-				if r.CallID != id || r.Return.Kind != "success" {
-					b.Fatalf("report %+v", r)
-				}
-				break
+			b.Cleanup(nc.Close)
+			js, err := jetstream.New(nc)
+			if err != nil {
+				b.Fatal(err)
 			}
-		}
-		lat = append(lat, time.Since(start))
+			inbox := nc.NewInbox()
+			reports := make(chan *nats.Msg, 16)
+			sub, err := nc.ChanSubscribe(inbox, reports)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = sub.Unsubscribe() })
+			subject, _ := actors.WorkerCallSubject(bus.Default, "echo_0")
+			if mode.name == "pool" {
+				subject, _ = actors.WorkerQueueSubject(bus.Default, "bench", "echo_0")
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				id := "c" + strconv.Itoa(i)
+				data, _ := json.Marshal(actors.ToolRequest{SessionID: "s", RunID: "r", CallID: id, Name: "echo_0", Arguments: json.RawMessage(`{}`)})
+				msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+				msg.Header.Set(actors.HeaderCallID, id)
+				msg.Header.Set(actors.HeaderDelivery, "1")
+				msg.Header.Set(actors.HeaderHeartbeat, "250")
+				start := time.Now()
+				if mode.name == "pool" {
+					msg.Header.Set(actors.HeaderReply, inbox)
+					_, err = js.PublishMsgAsync(msg)
+				} else {
+					msg.Reply = inbox
+					err = nc.PublishMsg(msg)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					var r actors.ToolReport
+					if err := json.Unmarshal((<-reports).Data, &r); err != nil {
+						b.Fatal(err)
+					}
+					if r.Type == actors.ReportReturned {
+						if r.CallID != id || r.Return.Kind != "success" {
+							b.Fatalf("report %+v", r)
+						}
+						break
+					}
+				}
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
 	}
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
-// BenchmarkRemoteThroughput runs agent runs whose one response calls 64
-// remote tools in parallel (64 names: a batch that repeats a name runs one
-// call at a time), served by 1, 2 and 4 worker processes
-// that each run at most 4 calls at once: "wait10ms" waits 10 ms (so
-// throughput should scale with the workers), "echo" answers at once
-// (protocol and runtime overhead). It reports tool calls per second,
-// through the whole runtime (events appended to a memstore).
+// BenchmarkRemoteThroughput runs agent runs whose response calls one
+// remote tool, remoteStreams runs at once (each in its own session), served
+// by 1, 2 and 4 worker processes that each run at most 4 calls at once:
+// "wait10ms" waits 10 ms (so throughput should grow with the workers, up to
+// 400 calls/s per worker), "echo" answers at once (protocol and runtime
+// overhead). It reports tool calls per second through the whole runtime
+// (each run: run.started, a model step, the call, a second model step,
+// run.completed, appended to a memstore).
 func BenchmarkRemoteThroughput(b *testing.B) {
-	const calls = benchTools
-	for _, tool := range []string{"wait10ms", "echo"} {
+	for _, mode := range dispatchModes {
+		for _, tool := range []string{"wait10ms", "echo"} {
+			for _, workers := range []int{1, 2, 4} {
+				b.Run(fmt.Sprintf("%s/%s/workers=%d", mode.name, tool, workers), func(b *testing.B) {
+					rt, url := node(b)
+					for i := range workers {
+						startWorker(b, url, fmt.Sprintf("w%d", i), false, append(mode.env, envLimit+"=4")...)
+					}
+					name := tool + "_0"
+					a := agent(b, rt, name)
+					p := prompt(b, call("c1", name, `{}`))
+					// Warm up: the first runs wait for the workers' subscriptions.
+					if _, err := a.Run(b.Context(), p); err != nil {
+						b.Fatal(err)
+					}
+					b.SetParallelism(remoteStreams / runtime.GOMAXPROCS(0))
+					b.ResetTimer()
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							res, err := a.Run(b.Context(), p)
+							if err != nil || res.Status != "completed" {
+								b.Errorf("run: %v %v", res, err)
+								return
+							}
+						}
+					})
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+				})
+			}
+		}
+	}
+}
+
+// dispatchModes are the two ways workers take calls: the core queue group
+// (at random) and a worker pool (JetStream work queue, load-aware).
+var dispatchModes = []struct {
+	name string
+	env  []string
+}{
+	{"group", nil},
+	{"pool", []string{envPool + "=bench"}},
+}
+
+// remoteStreams is how many runs BenchmarkRemoteThroughput keeps going at
+// once: twice the slots of four workers.
+const remoteStreams = 32
+
+// BenchmarkRemoteBurst runs agent runs whose one response calls 64 remote
+// tools in parallel (64 names: a batch that repeats a name runs one call
+// at a time), served by 1, 2 and 4 worker processes that each run at most
+// 4 calls at once; each tool waits 10 ms. A run ends when its last call
+// returns, so the figure shows how evenly a burst of calls is spread over
+// the workers' free slots (the ideal is 400 calls/s per worker).
+func BenchmarkRemoteBurst(b *testing.B) {
+	for _, mode := range dispatchModes {
 		for _, workers := range []int{1, 2, 4} {
-			b.Run(fmt.Sprintf("%s/workers=%d", tool, workers), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/workers=%d", mode.name, workers), func(b *testing.B) {
 				rt, url := node(b)
 				for i := range workers {
-					startWorker(b, url, fmt.Sprintf("w%d", i), false, envLimit+"=4")
+					startWorker(b, url, fmt.Sprintf("w%d", i), false, append(mode.env, envLimit+"=4")...)
 				}
-				batch := make([]llm.ToolCall, calls)
-				names := make([]string, calls)
+				batch := make([]llm.ToolCall, benchTools)
+				names := make([]string, benchTools)
 				for i := range batch {
-					names[i] = fmt.Sprintf("%s_%d", tool, i)
+					names[i] = fmt.Sprintf("wait10ms_%d", i)
 					batch[i] = call(fmt.Sprintf("c%d", i), names[i], `{}`)
 				}
 				a := agent(b, rt, names...)
@@ -100,7 +177,7 @@ func BenchmarkRemoteThroughput(b *testing.B) {
 						b.Fatalf("run: %v %v", res, err)
 					}
 				}
-				b.ReportMetric(float64(b.N*calls)/b.Elapsed().Seconds(), "calls/s")
+				b.ReportMetric(float64(b.N*benchTools)/b.Elapsed().Seconds(), "calls/s")
 			})
 		}
 	}

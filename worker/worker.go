@@ -51,6 +51,11 @@ type Worker struct {
 	log   *slog.Logger
 	drain time.Duration
 	slots chan struct{} // one per call allowed to run at once; nil: no limit
+	limit int           // the WithConcurrency limit; 0: none
+	// pool is the worker pool the worker pulls its calls from (WithPool);
+	// empty: the core queue group.
+	pool          string
+	queueReplicas int
 
 	// calls is guarded by cmu: the calls executing here, and the cancels
 	// that arrived for calls not (yet) executing here. The two are checked
@@ -116,9 +121,9 @@ func WithDrain(d time.Duration) Option { return func(w *Worker) { w.drain = d } 
 // can run, and add workers for throughput.
 func WithConcurrency(n int) Option {
 	return func(w *Worker) {
-		w.slots = nil
+		w.slots, w.limit = nil, 0
 		if n > 0 {
-			w.slots = make(chan struct{}, n)
+			w.slots, w.limit = make(chan struct{}, n), n
 		}
 	}
 }
@@ -138,6 +143,14 @@ func New(nc *nats.Conn, tools []toolsets.Tool, opts ...Option) (*Worker, error) 
 		served: map[callKey]*running{}, cancelled: map[callKey]time.Time{}}
 	for _, o := range opts {
 		o(w)
+	}
+	if w.pool != "" {
+		if err := actors.ValidatePool(w.pool); err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+	}
+	if w.queueReplicas < 0 || w.queueReplicas > 5 {
+		return nil, fmt.Errorf("worker: %w: queue replicas %d: must be 1 to 5", actors.ErrBadPool, w.queueReplicas)
 	}
 	for _, t := range tools {
 		if t == nil {
@@ -176,7 +189,12 @@ func (w *Worker) Serve(ctx context.Context) error {
 	callCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
 	var subs []*nats.Subscription
+	// A pooled worker's pullers stop when pullCtx ends.
+	pullCtx, stopPulls := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPulls()
+	var pullersDone <-chan struct{}
 	defer func() {
+		stopPulls()
 		for _, s := range subs {
 			_ = s.Unsubscribe()
 		}
@@ -203,9 +221,27 @@ func (w *Worker) Serve(ctx context.Context) error {
 			case <-time.After(time.Second):
 			}
 		}
+		if pullersDone != nil {
+			// A puller ends once its pull was cancelled and its call
+			// returned (one left behind above stays behind).
+			select {
+			case <-pullersDone:
+			case <-time.After(time.Second):
+			}
+		}
 		_ = w.nc.Flush()
 	}()
+	if w.pool != "" {
+		done, err := w.servePool(pullCtx, callCtx)
+		if err != nil {
+			return err
+		}
+		pullersDone = done
+	}
 	for _, d := range w.defs {
+		if w.pool != "" {
+			break
+		}
 		subject, err := actors.WorkerCallSubject(w.subj, d.Name)
 		if err != nil {
 			return fmt.Errorf("worker: tool %q: %w", d.Name, err)
@@ -232,7 +268,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 		return fmt.Errorf("worker: subscribe to cancels: %w", err)
 	}
 	subs = append(subs, cs)
-	desc, err := json.Marshal(actors.WorkerDescription{WorkerID: w.id, Tools: w.defs})
+	desc, err := json.Marshal(actors.WorkerDescription{WorkerID: w.id, Tools: w.defs, Pool: w.pool})
 	if err != nil {
 		return fmt.Errorf("worker: encode description: %w", err)
 	}

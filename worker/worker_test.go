@@ -41,6 +41,7 @@ const (
 	envHang  = "WEFT_WORKER_HANG"
 	envID    = "WEFT_WORKER_ID"
 	envLimit = "WEFT_WORKER_CONCURRENCY"
+	envPool  = "WEFT_WORKER_POOL"
 )
 
 func TestMain(m *testing.M) {
@@ -153,7 +154,11 @@ func child(url string) error {
 	}
 	defer nc.Close()
 	limit, _ := strconv.Atoi(os.Getenv(envLimit))
-	w, err := worker.New(nc, tools, worker.WithID(id), worker.WithConcurrency(limit))
+	opts := []worker.Option{worker.WithID(id), worker.WithConcurrency(limit)}
+	if pool := os.Getenv(envPool); pool != "" {
+		opts = append(opts, worker.WithPool(pool))
+	}
+	w, err := worker.New(nc, tools, opts...)
 	if err != nil {
 		return err
 	}
@@ -240,12 +245,19 @@ func (p *proc) expect(t testing.TB, prefix string) string {
 // node starts a NATS server on loopback and a runtime on it.
 func node(t testing.TB) (*weft.Runtime, string) {
 	t.Helper()
+	return nodeWith(t, weft.Config{})
+}
+
+// nodeWith is node with cfg's settings (its NATSURL and Store are set).
+func nodeWith(t testing.TB, cfg weft.Config) (*weft.Runtime, string) {
+	t.Helper()
 	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	rt, err := weft.Start(t.Context(), weft.Config{NATSURL: srv.ClientURL(), Store: memstore.New()})
+	cfg.NATSURL, cfg.Store = srv.ClientURL(), memstore.New()
+	rt, err := weft.Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
