@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/toolsets"
 	"github.com/weft-run/weft/worker"
@@ -30,16 +31,20 @@ var workerToolsets = map[string]func() ([]toolsets.Tool, error){
 // runWorker serves the tools of --tools to the nodes on --nats until ctx
 // ends (SIGINT, SIGTERM).
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID] [--concurrency N] [--user NAME | --creds FILE | --nkey FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]", `
+	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID] [--concurrency N] [--pool NAME [--queue-replicas N]] [--user NAME | --creds FILE | --nkey FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]", `
 Serves tools to weft nodes as a remote tool worker (docs/worker-protocol.md):
 it answers the calls of its tools from the NATS queue group weft-workers, so
 starting more workers adds throughput, until SIGINT or SIGTERM. Nodes offer
 the tools to their agents with Runtime.RemoteTools. --tools demo serves the
-tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
+tools of weft demo (lookup, fetch_ticket, deploy). With --pool, the worker
+pulls its calls from the pool's JetStream work queue instead: a call goes to
+a worker of the pool with a free slot, and waits while every one is busy.`, stderr)
 	url := fs.String("nats", "nats://"+defaultListen, "the NATS `URL` of the weft nodes")
 	set := fs.String("tools", "demo", "the `SET` of tools to serve: demo")
 	id := fs.String("id", "", "the worker's `ID` in descriptions (default: a random one)")
-	limit := fs.Int("concurrency", 0, "run at most `N` calls at once (0: no limit)")
+	limit := fs.Int("concurrency", 0, "run at most `N` calls at once (0: no limit; 16 with --pool)")
+	pool := fs.String("pool", "", "take calls from worker pool `NAME` (a JetStream work queue; load-aware) instead of the queue group")
+	replicas := fs.Int("queue-replicas", 0, "replicas of the pool stream if this worker creates it (`N`, 1 to 5; default 1)")
 	auth := addNATSAuthFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -53,6 +58,14 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 	}
 	if *limit < 0 {
 		return usageError(fs, "--concurrency must not be negative, got %d", *limit)
+	}
+	if *pool != "" {
+		if err := actors.ValidatePool(*pool); err != nil {
+			return usageError(fs, "--pool: %v", err)
+		}
+	}
+	if *replicas != 0 && (*pool == "" || *replicas < 1 || *replicas > 5) {
+		return usageError(fs, "--queue-replicas needs --pool and a value from 1 to 5, got %d", *replicas)
 	}
 	build, ok := workerToolsets[*set]
 	if !ok {
@@ -71,6 +84,9 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 	if *id != "" {
 		opts = append(opts, worker.WithID(*id))
 	}
+	if *pool != "" {
+		opts = append(opts, worker.WithPool(*pool), worker.WithQueueReplicas(*replicas))
+	}
 	w, err := worker.New(nc, tools, opts...)
 	if err != nil {
 		return err
@@ -79,7 +95,11 @@ tools of weft demo (lookup, fetch_ticket, deploy).`, stderr)
 	for _, d := range w.Definitions() {
 		names = append(names, d.Name)
 	}
-	fmt.Fprintf(stdout, "worker %s serving %s on %s\n", w.ID(), strings.Join(names, ", "), *url)
+	via := "queue group " + actors.WorkerQueueGroup
+	if *pool != "" {
+		via = "pool " + *pool
+	}
+	fmt.Fprintf(stdout, "worker %s serving %s on %s (%s)\n", w.ID(), strings.Join(names, ", "), *url, via)
 	if err := w.Serve(ctx); err != nil {
 		return err
 	}

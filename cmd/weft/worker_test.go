@@ -13,9 +13,23 @@ import (
 )
 
 // TestWorker runs the demo agent on a node whose tools are served by
-// weft worker: the parallel calls, the approval and the deploy all run on
-// the worker; cancelling the worker's context stops it cleanly.
+// weft worker, from the queue group and from a worker pool: the parallel
+// calls, the approval and the deploy all run on the worker; cancelling the
+// worker's context stops it cleanly.
 func TestWorker(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		args []string
+		via  string
+	}{
+		{"queue group", nil, "(queue group weft-workers)"},
+		{"pool", []string{"--pool", "demo", "--queue-replicas", "1"}, "(pool demo)"},
+	} {
+		t.Run(mode.name, func(t *testing.T) { testWorker(t, mode.args, mode.via) })
+	}
+}
+
+func testWorker(t *testing.T, args []string, via string) {
 	n, _ := testNode(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -26,9 +40,9 @@ func TestWorker(t *testing.T) {
 	var werr error
 	go func() {
 		defer close(done)
-		werr = run(wctx, []string{"worker", "--nats", n.url, "--id", "w1", "--concurrency", "2"}, stdout, stderr)
+		werr = run(wctx, append([]string{"worker", "--nats", n.url, "--id", "w1", "--concurrency", "2"}, args...), stdout, stderr)
 	}()
-	stdout.waitFor(t, ctx, done, "worker w1 serving lookup, fetch_ticket, deploy")
+	stdout.waitFor(t, ctx, done, "worker w1 serving lookup, fetch_ticket, deploy on "+n.url+" "+via)
 
 	remote, err := n.rt.RemoteTools(ctx, "lookup", "fetch_ticket", "deploy")
 	if err != nil {
@@ -75,6 +89,9 @@ func TestWorkerUsage(t *testing.T) {
 		{"argument", []string{"worker", "extra"}},
 		{"unknown flag", []string{"worker", "--bogus"}},
 		{"negative concurrency", []string{"worker", "--concurrency", "-1"}},
+		{"bad pool", []string{"worker", "--pool", "a.b"}},
+		{"replicas without a pool", []string{"worker", "--queue-replicas", "3"}},
+		{"too many replicas", []string{"worker", "--pool", "p", "--queue-replicas", "7"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := cli(t, tc.args...)
