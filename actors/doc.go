@@ -84,12 +84,20 @@
 //	                               WorkerHeartbeat. A call silent for MissedHeartbeats
 //	                               intervals is sent again (same call id), at most
 //	                               MaxDeliveries times; the first return wins.
+//	weft.worker.queue.<pool>.<name>
+//	                               the same request, for tools of a worker pool
+//	                               (Host.AddPooledTools), published into the JetStream
+//	                               work queue WorkerQueueStream with the reply subject in
+//	                               header Weft-Reply; the pool's workers pull it (one
+//	                               pull per free slot). No heartbeat deadline applies
+//	                               until a worker reports: the call waits in the stream
+//	                               (HostConfig.WorkerQueueWait at most; see pool.go).
 //	weft.worker.cancel.<session id>.<run id>.<call id>
 //	                               empty message: cancel a remote call (run cancelled/ended).
 //	                               Call ids are unique only within a run: workers key
 //	                               calls (running, re-delivered, cancelled) by the triple.
 //	weft.worker.describe           request; every worker replies WorkerDescription
-//	                               {"worker_id","tools":[Definition…]}.
+//	                               {"worker_id","tools":[Definition…],"pool"}.
 //	                               See docs/worker-protocol.md.
 //	weft.evt.session.<id>.<type>   every appended event, its JSON envelope (published by the
 //	                               JetStream store, or by the host for other stores).
