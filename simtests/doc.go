@@ -15,6 +15,13 @@
 // effects run at most twice under the same call id, and that the audit
 // chain verifies.
 //
+// The worker faults strike several sessions at once, half of them driven
+// by each weft node (a session is started on the node that should drive
+// it). The demo model gives the calls of every session the same ids, so
+// the workers run calls with the same call id for several sessions at
+// once; the checks hold per session, and side effects are counted per
+// (session, run, call id), the protocol's idempotency key.
+//
 // The tests build the weft, nats-server and simworker binaries once per
 // run into a temporary directory, bound each test by a deadline, and kill
 // and reap every process they start; a failing test prints the logs of its
