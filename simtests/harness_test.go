@@ -463,13 +463,35 @@ type sim struct {
 	c       *client
 }
 
-// startSimWorker starts simworker as id on the cluster, its deploy
-// lasting deploy and writing its effect files in effects, its fetch_ticket
-// lasting fetch.
-func (h *harness) startSimWorker(c *cluster, id, effects string, deploy, fetch time.Duration) *proc {
+// simPool is the worker pool of the pooled simulation workers.
+const simPool = "sim"
+
+// workerOpts configures a simulation worker.
+type workerOpts struct {
+	// deploy and fetch are how long deploy and fetch_ticket last.
+	deploy, fetch time.Duration
+	// pool, when set, makes the worker take its calls from that worker
+	// pool (its stream replicated on the three servers) instead of the
+	// queue group.
+	pool string
+	// concurrency limits the calls the worker runs at once (0: the
+	// worker's default).
+	concurrency int
+}
+
+// startSimWorker starts simworker as id on the cluster, configured by o,
+// writing its effect files in effects, and waits until it serves.
+func (h *harness) startSimWorker(c *cluster, id, effects string, o workerOpts) *proc {
 	h.t.Helper()
-	p := h.start("simworker-"+id, bins.simworker, "--nats", strings.Join(c.urls(), ","), "--id", id, "--effects", effects,
-		"--deploy-delay", deploy.String(), "--fetch-delay", fetch.String())
+	args := []string{"--nats", strings.Join(c.urls(), ","), "--id", id, "--effects", effects,
+		"--deploy-delay", o.deploy.String(), "--fetch-delay", o.fetch.String()}
+	if o.pool != "" {
+		args = append(args, "--pool", o.pool, "--queue-replicas", "3")
+	}
+	if o.concurrency > 0 {
+		args = append(args, "--concurrency", fmt.Sprint(o.concurrency))
+	}
+	p := h.start("simworker-"+id, bins.simworker, args...)
 	if _, err := p.waitLine(h.ctx, func(s string) bool { return s == "worker "+id+" serving" }); err != nil {
 		h.t.Fatal(err)
 	}

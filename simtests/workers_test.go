@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -135,10 +136,9 @@ func checkDeploys(t *testing.T, session string, effs []effect, recorded, faulty 
 	return len(effs) > 0 && effs[0].Worker == faulty && recorded != faulty
 }
 
-// startSimWorkers starts simulation workers w1 and w2 (deploy lasting
-// deploy, fetch_ticket fetch) writing effects in a new directory it
-// returns.
-func startSimWorkers(h *harness, deploy, fetch time.Duration) (*sim, string, map[string]*proc) {
+// startSimWorkers starts simulation workers w1 and w2 configured by o,
+// writing effects in a new directory it returns.
+func startSimWorkers(h *harness, o workerOpts) (*sim, string, map[string]*proc) {
 	h.t.Helper()
 	dir := filepath.Join(h.dir, "effects")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -147,11 +147,59 @@ func startSimWorkers(h *harness, deploy, fetch time.Duration) (*sim, string, map
 	byID := map[string]*proc{}
 	s := h.startSim(func(c *cluster) []*proc {
 		for _, id := range []string{"w1", "w2"} {
-			byID[id] = h.startSimWorker(c, id, dir, deploy, fetch)
+			byID[id] = h.startSimWorker(c, id, dir, o)
 		}
 		return []*proc{byID["w1"], byID["w2"]}
 	})
 	return s, dir, byID
+}
+
+// A dispatch is how the workers of a test take their calls: from the core
+// queue group or from a worker pool.
+type dispatch struct {
+	name string
+	pool string // "" for the queue group
+}
+
+// dispatches are the ways the worker fault tests run in.
+var dispatches = []dispatch{{name: "queue-group"}, {name: "pool", pool: simPool}}
+
+// callSubject returns the subject a node sends the calls of tool on: the
+// tool's call subject, or its subject in the pool stream (which a plain
+// subscription sees too).
+func (d dispatch) callSubject(t *testing.T, tool string) string {
+	t.Helper()
+	var (
+		s   string
+		err error
+	)
+	if d.pool == "" {
+		s, err = actors.WorkerCallSubject(bus.Default, tool)
+	} else {
+		s, err = actors.WorkerQueueSubject(bus.Default, d.pool, tool)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// replyOf returns the subject the reports of call request m go to: its
+// reply subject, or for a call sent to a pool, its Weft-Reply header (the
+// reply subject of a message published into a stream is the publish
+// acknowledgement's).
+func replyOf(m *nats.Msg) string {
+	if r := m.Header.Get(actors.HeaderReply); r != "" {
+		return r
+	}
+	return m.Reply
+}
+
+// forDispatches runs test as a subtest for each dispatch.
+func forDispatches(t *testing.T, test func(t *testing.T, d dispatch)) {
+	for _, d := range dispatches {
+		t.Run(d.name, func(t *testing.T) { test(t, d) })
+	}
 }
 
 // returnsOf returns the tool.returned events of call in evs.
@@ -195,10 +243,14 @@ const faultSessions = 4
 // sessions driven by both nodes: the nodes hear no heartbeat, send each of
 // its calls again under the same ids and the other worker executes them;
 // every run completes with one return, and each session's side effect
-// happened at most twice, every time under that session's ids.
-func TestKillWorkerMidCall(t *testing.T) {
+// happened at most twice, every time under that session's ids. With
+// pooled workers the nodes publish each call into the pool stream again,
+// and the surviving worker pulls it.
+func TestKillWorkerMidCall(t *testing.T) { forDispatches(t, testKillWorkerMidCall) }
+
+func testKillWorkerMidCall(t *testing.T, d dispatch) {
 	h := newHarness(t)
-	s, dir, workers := startSimWorkers(h, 2*time.Second, 0)
+	s, dir, workers := startSimWorkers(h, workerOpts{deploy: 2 * time.Second, pool: d.pool})
 	ctx := s.ctx
 	sessions := sessionIDs("kill-worker", faultSessions)
 	s.spreadWaiting(sessions)
@@ -238,20 +290,23 @@ func TestKillWorkerMidCall(t *testing.T) {
 // has been dropped by the servers by then); the runs complete with that
 // worker's returns. Continued (SIGCONT) after that, the stopped worker
 // finishes and reports late: its results are ignored, and every execution
-// ran under its session's ids.
-func TestStopWorkerPastHeartbeat(t *testing.T) {
+// ran under its session's ids. With pooled workers the calls go through
+// the pool stream: the stopped worker's pulls die with its connection.
+func TestStopWorkerPastHeartbeat(t *testing.T) { forDispatches(t, testStopWorkerPastHeartbeat) }
+
+func testStopWorkerPastHeartbeat(t *testing.T, d dispatch) {
 	h := newHarness(t)
 	h.stalePing = 300 * time.Millisecond
-	s, dir, workers := startSimWorkers(h, 2*time.Second, 0)
+	s, dir, workers := startSimWorkers(h, workerOpts{deploy: 2 * time.Second, pool: d.pool})
 	ctx := s.ctx
 	sessions := sessionIDs("stop-worker", faultSessions)
 	s.spreadWaiting(sessions)
 	before := s.snapshot(sessions)
 	// Watch the deploy calls (a plain subscription sees the requests the
-	// workers' queue group serves), then the reports on their reply
-	// subjects.
+	// workers' queue group or pool serves), then the reports on their
+	// reply subjects.
 	requests := make(chan *nats.Msg, 64)
-	sub, err := s.c.nc.ChanSubscribe("weft.worker.call.deploy", requests)
+	sub, err := s.c.nc.ChanSubscribe(d.callSubject(t, "deploy"), requests)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +330,8 @@ func TestStopWorkerPastHeartbeat(t *testing.T) {
 		if replies[req.SessionID] != "" {
 			continue
 		}
-		replies[req.SessionID] = m.Reply
-		rsub, err := s.c.nc.ChanSubscribe(m.Reply, reports)
+		replies[req.SessionID] = replyOf(m)
+		rsub, err := s.c.nc.ChanSubscribe(replyOf(m), reports)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,17 +425,19 @@ func TestStopWorkerPastHeartbeat(t *testing.T) {
 // report, and a forged one with other content, published on the reply
 // subject of the session's call while the rest of its batch still runs):
 // each node records the first return only, in each session.
-func TestDuplicateResult(t *testing.T) {
+func TestDuplicateResult(t *testing.T) { forDispatches(t, testDuplicateResult) }
+
+func testDuplicateResult(t *testing.T, d dispatch) {
 	h := newHarness(t)
-	s, _, _ := startSimWorkers(h, 0, 1500*time.Millisecond)
+	s, _, _ := startSimWorkers(h, workerOpts{fetch: 1500 * time.Millisecond, pool: d.pool})
 	ctx := s.ctx
 	sessions := sessionIDs("duplicate-result", faultSessions)
 
 	// Watch the calls of lookup (a plain subscription sees the requests
-	// the workers' queue group serves) to learn each session's reply
-	// subject.
+	// the workers' queue group or pool serves) to learn each session's
+	// reply subject.
 	requests := make(chan *nats.Msg, 64)
-	sub, err := s.c.nc.ChanSubscribe("weft.worker.call.lookup", requests)
+	sub, err := s.c.nc.ChanSubscribe(d.callSubject(t, "lookup"), requests)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +465,7 @@ func TestDuplicateResult(t *testing.T) {
 			t.Fatalf("lookup request of session %s with call id %q (header %q)", req.SessionID, req.CallID, m.Header.Get(actors.HeaderCallID))
 		}
 		if replies[req.SessionID] == "" {
-			replies[req.SessionID] = m.Reply
+			replies[req.SessionID] = replyOf(m)
 		}
 	}
 	all(t, ctx, sessions, func(ctx context.Context, id string) error {

@@ -5,7 +5,11 @@
 // effect as a file per execution in --effects, so that a test counts how
 // often each call ran and under which session, run and call id (the call's
 // idempotency key). --deploy-delay makes deploy last long enough to fault
-// a worker in the middle of it.
+// a worker in the middle of it. With --pool the worker takes its calls
+// from that worker pool (a JetStream work queue, its stream created with
+// --queue-replicas replicas) instead of the queue group; --concurrency
+// limits the calls it runs at once (a pooled worker pulls one call per
+// free slot).
 package main
 
 import (
@@ -47,6 +51,9 @@ func run() error {
 	effects := flag.String("effects", "", "write a file per deploy execution in `DIR`")
 	delay := flag.Duration("deploy-delay", 0, "how long deploy runs")
 	fetchDelay := flag.Duration("fetch-delay", 0, "how long fetch_ticket runs")
+	pool := flag.String("pool", "", "take calls from worker pool `NAME` instead of the queue group")
+	replicas := flag.Int("queue-replicas", 0, "replicas of the pool stream if this worker creates it (`N`)")
+	limit := flag.Int("concurrency", 0, "run at most `N` calls at once (0: the default)")
 	flag.Parse()
 	if *url == "" || *id == "" || *effects == "" {
 		return fmt.Errorf("--nats, --id and --effects are required")
@@ -62,7 +69,14 @@ func run() error {
 		return err
 	}
 	defer nc.Close()
-	w, err := worker.New(nc, tools, worker.WithID(*id), worker.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	opts := []worker.Option{worker.WithID(*id), worker.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil)))}
+	if *pool != "" {
+		opts = append(opts, worker.WithPool(*pool), worker.WithQueueReplicas(max(*replicas, 1)))
+	}
+	if *limit > 0 {
+		opts = append(opts, worker.WithConcurrency(*limit))
+	}
+	w, err := worker.New(nc, tools, opts...)
 	if err != nil {
 		return err
 	}
