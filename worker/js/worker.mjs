@@ -7,7 +7,13 @@
 //   js_slow      {ms}           -> "slept <ms>" after ms milliseconds,
 //                                  unless the call is cancelled first
 //
-// Usage: node worker.mjs NATS_URL [WORKER_ID]
+// Usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY]]]
+//
+// Without POOL (or with an empty one) it takes calls from the core queue
+// group, with no limit on the calls it runs at once. With POOL it joins
+// that worker pool (docs/worker-protocol.md, "Worker pools"): it takes its
+// calls from the pool's JetStream work queue, running at most CONCURRENCY
+// calls at once (default 16).
 //
 // It prints one line on stdout per event, for tests and operators:
 //   READY <worker id>               subscribed, serving
@@ -15,18 +21,42 @@
 //   CANCELLED <worker id> <call id> a running call was cancelled
 // and stops on SIGINT or SIGTERM (unsubscribes, lets running calls end).
 
-import { connect } from "nats";
+import { AckPolicy, connect, DiscardPolicy, nanos, RetentionPolicy, StorageType } from "nats";
 
 const ROOT = "weft";
 const QUEUE = "weft-workers";
 const DEFAULT_HEARTBEAT_MS = 250;
+// A pooled worker's slots when CONCURRENCY is not given.
+const DEFAULT_POOL_CONCURRENCY = 16;
+// How long one pull request waits at the server for a call.
+const PULL_WAIT_MS = 30_000;
+// How long a slot waits before it pulls again after a failed pull.
+const PULL_RETRY_MS = 1_000;
 
+const usage = "usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY]]]";
 const url = process.argv[2];
 if (!url) {
-  console.error("usage: node worker.mjs NATS_URL [WORKER_ID]");
+  console.error(usage);
   process.exit(2);
 }
 const workerId = process.argv[3] || `js-${process.pid}`;
+const pool = process.argv[4] || "";
+if (pool !== "" && !/^[A-Za-z0-9_-]{1,64}$/.test(pool)) {
+  console.error(`weft js worker: pool name ${JSON.stringify(pool)}: want 1 to 64 letters, digits, "_" or "-"\n${usage}`);
+  process.exit(2);
+}
+let concurrency = DEFAULT_POOL_CONCURRENCY;
+if (process.argv[5] !== undefined && process.argv[5] !== "") {
+  if (pool === "") {
+    console.error(`weft js worker: CONCURRENCY applies to a pooled worker only: give a POOL\n${usage}`);
+    process.exit(2);
+  }
+  concurrency = Number(process.argv[5]);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    console.error(`weft js worker: concurrency ${JSON.stringify(process.argv[5])}: want an integer >= 1\n${usage}`);
+    process.exit(2);
+  }
+}
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -212,15 +242,35 @@ function publish(reply, report) {
   nc.publish(reply, enc.encode(JSON.stringify(report)));
 }
 
-async function serveCall(msg) {
-  if (!msg.reply) return; // no reply subject: drop (the protocol says so)
+// heartbeatMs is the heartbeat interval a call's headers ask for.
+function heartbeatMs(headers) {
+  return Number.parseInt(headers?.get("Weft-Heartbeat-Ms") ?? "", 10) || DEFAULT_HEARTBEAT_MS;
+}
+
+// parseRequest decodes a ToolRequest body; it returns null for a body
+// that is not one (the worker drops such a call).
+function parseRequest(data) {
   let req;
   try {
-    req = JSON.parse(dec.decode(msg.data));
+    req = JSON.parse(dec.decode(data));
   } catch {
-    return; // not a ToolRequest: drop
+    return null;
   }
-  if (typeof req !== "object" || req === null || typeof req.call_id !== "string") return;
+  if (typeof req !== "object" || req === null || typeof req.call_id !== "string") return null;
+  return req;
+}
+
+// serveCall serves a call from the queue group.
+async function serveCall(msg) {
+  if (!msg.reply) return; // no reply subject: drop (the protocol says so)
+  const req = parseRequest(msg.data);
+  if (!req) return; // not a ToolRequest: drop
+  await runCall(req, msg.reply, msg.headers);
+}
+
+// runCall runs the call req, reporting to reply; headers are the call's
+// (Weft-Heartbeat-Ms).
+async function runCall(req, reply, headers) {
   const callId = req.call_id;
   const key = callKey(String(req.session_id ?? ""), String(req.run_id ?? ""), callId);
   const name = typeof req.name === "string" ? req.name : "";
@@ -230,16 +280,16 @@ async function serveCall(msg) {
     earlyCancels.delete(key);
     if (Date.now() - at <= CANCEL_MEMORY_MS) {
       const ret = toolReturn(callId, name, "cancelled", "cancelled before it started", 0);
-      publish(msg.reply, { type: "returned", call_id: callId, tool: name, attempt: 0, return: ret });
+      publish(reply, { type: "returned", call_id: callId, tool: name, attempt: 0, return: ret });
       return;
     }
   }
 
-  const hbMs = Number.parseInt(msg.headers?.get("Weft-Heartbeat-Ms") ?? "", 10) || DEFAULT_HEARTBEAT_MS;
+  const hbMs = heartbeatMs(headers);
   const ac = new AbortController();
   running.set(key, ac);
   inflight++;
-  const report = (type, extra = {}) => publish(msg.reply, { type, call_id: callId, tool: name, ...extra });
+  const report = (type, extra = {}) => publish(reply, { type, call_id: callId, tool: name, ...extra });
   report("heartbeat");
   const hb = setInterval(() => report("heartbeat"), hbMs);
   try {
@@ -289,8 +339,101 @@ async function serveCall(msg) {
   }
 }
 
+// Worker pools (docs/worker-protocol.md, "Worker pools").
+
+// queueStream is the name of the pool stream of the subject root: the root
+// upper-cased, "." and "-" as "_", then "_WORKER_QUEUE".
+const queueStream = ROOT.toUpperCase().replace(/[.-]/g, "_") + "_WORKER_QUEUE";
+// JetStream's error code for "stream name already in use" (with another
+// configuration): an existing stream keeps its own.
+const ERR_STREAM_NAME_IN_USE = 10058;
+
+// joinPool creates the pool stream if absent and the pool's consumer (or
+// updates it to the protocol's configuration), then starts one pull loop
+// per slot.
+async function joinPool() {
+  const jsm = await nc.jetstreamManager();
+  try {
+    await jsm.streams.add({
+      name: queueStream,
+      description: "weft: remote tool calls waiting for a worker of their pool",
+      subjects: [`${ROOT}.worker.queue.>`],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.Memory,
+      num_replicas: 1,
+      max_age: nanos(60 * 60 * 1000),
+      discard: DiscardPolicy.Old,
+    });
+  } catch (e) {
+    if (e?.api_error?.err_code !== ERR_STREAM_NAME_IN_USE) throw e;
+  }
+  const durable = `pool_${pool}`;
+  // Action "": create the consumer, or update it if it exists.
+  await jsm.consumers.add(queueStream, {
+    durable_name: durable,
+    description: `weft: the workers of pool ${pool}`,
+    filter_subject: `${ROOT}.worker.queue.${pool}.>`,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(4 * DEFAULT_HEARTBEAT_MS),
+    max_deliver: -1,
+    max_ack_pending: -1,
+    max_waiting: 4096,
+  }, "");
+  const consumer = await nc.jetstream().consumers.get(queueStream, durable);
+  for (let i = 0; i < concurrency; i++) {
+    pullLoop(consumer).catch((e) => console.error(`weft js worker: pool ${pool}: ${e?.message ?? e}`));
+  }
+}
+
+// pullLoop is one slot of a pooled worker: it pulls one call, runs it,
+// and pulls the next, until the worker stops.
+async function pullLoop(consumer) {
+  while (!stopping) {
+    let m;
+    try {
+      m = await consumer.next({ expires: PULL_WAIT_MS });
+    } catch (e) {
+      if (stopping || nc.isClosed()) return;
+      // JetStream unavailable (a server restarting): try again soon.
+      console.error(`weft js worker: pull a call from pool ${pool}: ${e?.message ?? e}`);
+      await new Promise((resolve) => setTimeout(resolve, PULL_RETRY_MS));
+      continue;
+    }
+    if (m) await takePooled(m);
+  }
+}
+
+// takePooled takes a message pulled from the pool: a call of a tool this
+// worker serves gets a first heartbeat, then is acknowledged (so that a
+// worker dying in between leaves it to another), then runs as a call from
+// the queue group; a call of another tool goes back to the pool.
+async function takePooled(m) {
+  const reply = m.headers?.get("Weft-Reply") ?? "";
+  if (!reply) {
+    m.term(); // no subject to report to: drop it, never to be delivered again
+    return;
+  }
+  const name = unescapeToken(m.subject.slice(m.subject.lastIndexOf(".") + 1));
+  if (!Object.hasOwn(tools, name)) {
+    m.nak(heartbeatMs(m.headers)); // another worker of the pool serves it
+    return;
+  }
+  if (stopping) {
+    m.nak(); // taken after the stop began: for another worker
+    return;
+  }
+  const req = parseRequest(m.data);
+  if (!req) {
+    m.ack(); // not a ToolRequest: drop it
+    return;
+  }
+  publish(reply, { type: "heartbeat", call_id: req.call_id, tool: name });
+  m.ack();
+  await runCall(req, reply, m.headers);
+}
+
 const subs = [];
-for (const name of Object.keys(tools)) {
+for (const name of pool === "" ? Object.keys(tools) : []) {
   const sub = nc.subscribe(`${ROOT}.worker.call.${escapeToken(name)}`, {
     queue: QUEUE,
     callback: (err, msg) => {
@@ -325,16 +468,21 @@ subs.push(
     callback: (err, msg) => {
       if (err || !msg.reply) return;
       const description = { worker_id: workerId, tools: Object.values(tools).map((t) => t.definition) };
+      if (pool !== "") description.pool = pool;
       nc.publish(msg.reply, enc.encode(JSON.stringify(description)));
     },
   }),
 );
+// Set when a graceful stop begins.
+let stopping = false;
+if (pool !== "") await joinPool();
 await nc.flush();
 console.log(`READY ${workerId}`);
 
-// A graceful stop: take no more calls, let running calls end (up to 10 s),
-// then abandon the rest without a return so the node re-delivers them.
-let stopping = false;
+// A graceful stop: take no more calls (unsubscribe; a pooled worker pulls
+// no more and hands back a call pulled meanwhile), let running calls end
+// (up to 10 s), then abandon the rest without a return so the node
+// re-delivers them.
 async function stop() {
   if (stopping) return;
   stopping = true;

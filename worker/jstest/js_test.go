@@ -70,7 +70,26 @@ type jsWorker struct {
 // until it serves. It is killed at cleanup.
 func startJSWorker(t *testing.T, url, id string) *jsWorker {
 	t.Helper()
-	cmd := exec.Command(nodeBinary(t), "worker.mjs", url, id)
+	return startJSWorkerArgs(t, url, id)
+}
+
+// startPooledJSWorker starts the JavaScript worker on url with id in pool,
+// running at most concurrency calls at once (0: the worker's default), and
+// waits until it serves. It is killed at cleanup.
+func startPooledJSWorker(t *testing.T, url, id, pool string, concurrency int) *jsWorker {
+	t.Helper()
+	args := []string{pool}
+	if concurrency > 0 {
+		args = append(args, strconv.Itoa(concurrency))
+	}
+	return startJSWorkerArgs(t, url, id, args...)
+}
+
+// startJSWorkerArgs starts `node worker.mjs url id args...` and waits until
+// it serves. It is killed at cleanup.
+func startJSWorkerArgs(t *testing.T, url, id string, args ...string) *jsWorker {
+	t.Helper()
+	cmd := exec.Command(nodeBinary(t), append([]string{"worker.mjs", url, id}, args...)...)
 	cmd.Dir = workerDir
 	cmd.Stderr = &testWriter{t: t}
 	out, err := cmd.StdoutPipe()
@@ -298,9 +317,39 @@ func TestJSWorkerDescribes(t *testing.T) {
 	}
 }
 
+// modes are the two ways a worker takes calls: the core queue group and a
+// worker pool.
+var modes = []struct {
+	name string
+	pool string // "": the queue group
+}{
+	{"queue group", ""},
+	{"pool", "jspool"},
+}
+
+// startModeJSWorker starts the JavaScript worker id in the queue group
+// (pool "") or in pool, with the worker's default concurrency.
+func startModeJSWorker(t *testing.T, url, id, pool string) *jsWorker {
+	t.Helper()
+	if pool == "" {
+		return startJSWorker(t, url, id)
+	}
+	return startPooledJSWorker(t, url, id, pool, 0)
+}
+
+// TestJSWorkerReturnsAndErrors runs calls of each kind of return on the
+// JavaScript worker, taking calls from the queue group and from a pool (a
+// pooled worker subscribes to no call subject: its calls reach it only
+// through the pool's queue, which the runtime picks from its description).
 func TestJSWorkerReturnsAndErrors(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { testReturnsAndErrors(t, m.pool) })
+	}
+}
+
+func testReturnsAndErrors(t *testing.T, pool string) {
 	rt, url := node(t)
-	startJSWorker(t, url, "js-1")
+	startModeJSWorker(t, url, "js-1", pool)
 	s := agent(t, rt).NewSession()
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
@@ -336,11 +385,24 @@ func TestJSWorkerReturnsAndErrors(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("returns (-want +got):\n%s", d)
 	}
+	if pool != "" {
+		// Every call was taken out of the pool's queue.
+		waitQueue(t, url, 0)
+	}
 }
 
+// TestJSWorkerCancel cancels a run while its call runs on the JavaScript
+// worker, taken from the queue group or from a pool: the worker cancels
+// the call and the run ends cancelled.
 func TestJSWorkerCancel(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { testCancel(t, m.pool) })
+	}
+}
+
+func testCancel(t *testing.T, pool string) {
 	rt, url := node(t)
-	w := startJSWorker(t, url, "js-1")
+	w := startModeJSWorker(t, url, "js-1", pool)
 	s := agent(t, rt).NewSession()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
