@@ -162,7 +162,12 @@ type dispatch struct {
 }
 
 // dispatches are the ways the worker fault tests run in.
-var dispatches = []dispatch{{name: "queue-group"}, {name: "pool", pool: simPool}}
+var dispatches = []dispatch{queueGroup, pooled}
+
+var (
+	queueGroup = dispatch{name: "queue-group"}
+	pooled     = dispatch{name: "pool", pool: simPool}
+)
 
 // callSubject returns the subject a node sends the calls of tool on: the
 // tool's call subject, or its subject in the pool stream (which a plain
