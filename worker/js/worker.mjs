@@ -19,6 +19,8 @@
 //   READY <worker id>               subscribed, serving
 //   STARTED <worker id> <call id>   a call starts running
 //   CANCELLED <worker id> <call id> a running call was cancelled
+//   STOPPING <worker id>            a graceful stop began: it takes no
+//                                   more calls
 // and stops on SIGINT or SIGTERM (unsubscribes, lets running calls end).
 
 import { AckPolicy, connect, DiscardPolicy, nanos, RetentionPolicy, StorageType } from "nats";
@@ -487,6 +489,7 @@ async function stop() {
   if (stopping) return;
   stopping = true;
   for (const s of subs) s.unsubscribe();
+  console.log(`STOPPING ${workerId}`);
   if (inflight > 0) {
     const drained = new Promise((resolve) => (allDone = resolve));
     const timer = setTimeout(() => {

@@ -160,6 +160,13 @@ func (w *jsWorker) stop(t *testing.T) []string {
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("stop the worker: %v", err)
 	}
+	return w.rest(t)
+}
+
+// rest returns the lines the worker prints that expect has not consumed,
+// up to its exit; it fails after wait.
+func (w *jsWorker) rest(t *testing.T) []string {
+	t.Helper()
 	var rest []string
 	timeout := time.After(wait)
 	for {
@@ -170,7 +177,7 @@ func (w *jsWorker) stop(t *testing.T) []string {
 			}
 			rest = append(rest, l)
 		case <-timeout:
-			t.Fatalf("the worker did not exit within %v of SIGTERM", wait)
+			t.Fatalf("the worker did not exit within %v", wait)
 		}
 	}
 }

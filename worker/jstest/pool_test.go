@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -503,4 +504,78 @@ func serveGo(t *testing.T, url, id, pool string) {
 	})
 	// It serves once it answers a describe request.
 	describe(t, url, id)
+}
+
+// TestJSPoolGracefulStop stops a pooled JavaScript worker (SIGTERM) while
+// it runs a call and has a free slot: it lets the running call finish and
+// return, and takes no call after the stop began (one its pending pull
+// still receives goes back to the pool): the call sent then runs on the
+// other worker of the pool.
+func TestJSPoolGracefulStop(t *testing.T) {
+	rt, url := node(t)
+	w1 := startPooledJSWorker(t, url, "js-1", "jspool", 2)
+	a := agent(t, rt)
+	type outcome struct {
+		s   *weft.Session
+		res *weft.Result
+		err error
+	}
+	run := func(id string, ms int) chan outcome {
+		out := make(chan outcome, 1)
+		s := a.NewSession()
+		go func() {
+			res, err := s.Run(t.Context(), prompt(t, call(id, "js_slow", `{"ms":`+strconv.Itoa(ms)+`}`)))
+			out <- outcome{s, res, err}
+		}()
+		return out
+	}
+	// Long enough to be running still when the second call is sent.
+	longDone := run("long", 3000)
+	if got := w1.expect(t, "STARTED"); got != "STARTED js-1 long" {
+		t.Fatalf("worker printed %q, want STARTED js-1 long", got)
+	}
+	// The second worker joins after the long call started on the first.
+	w2 := startPooledJSWorker(t, url, "js-2", "jspool", 2)
+	if err := w1.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	w1.expect(t, "STOPPING")
+	// The first worker's free slot still has a pull waiting at the server,
+	// older than the second worker's: the server may hand it the call.
+	afterDone := run("after", 20)
+	if got := w2.expect(t, "STARTED"); got != "STARTED js-2 after" {
+		t.Fatalf("second worker printed %q, want STARTED js-2 after", got)
+	}
+	want := map[string]string{"long": `success "slept 3000"`, "after": `success "slept 20"`}
+	got := map[string]string{}
+	for _, done := range []chan outcome{longDone, afterDone} {
+		var o outcome
+		select {
+		case o = <-done:
+		case <-time.After(wait):
+			t.Fatal("a run did not end within", wait)
+		}
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		for id, r := range returns(t, o.s, o.res.RunID) {
+			got[id] = string(r.Kind) + " " + string(r.Content)
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("returns (-want +got):\n%s", d)
+	}
+	// The first worker ran no other call, and exits once its call ended;
+	// the second did not run the long call again.
+	for _, l := range w1.rest(t) {
+		if strings.HasPrefix(l, "STARTED") {
+			t.Errorf("the stopping worker ran a call: %q", l)
+		}
+	}
+	for _, l := range w2.stop(t) {
+		if strings.HasPrefix(l, "STARTED") {
+			t.Errorf("the second worker ran another call: %q", l)
+		}
+	}
+	waitQueue(t, url, 0)
 }
