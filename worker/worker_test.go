@@ -42,6 +42,7 @@ const (
 	envID    = "WEFT_WORKER_ID"
 	envLimit = "WEFT_WORKER_CONCURRENCY"
 	envPool  = "WEFT_WORKER_POOL"
+	envNap   = "WEFT_WORKER_NAP" // how long the nap tool sleeps (default 1.5s)
 )
 
 func TestMain(m *testing.M) {
@@ -63,6 +64,14 @@ type failArgs struct {
 
 // childTools are the tools a child worker serves.
 func childTools(id string, hang bool, out func(string)) ([]toolsets.Tool, error) {
+	nap := 1500 * time.Millisecond
+	if v := os.Getenv(envNap); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envNap, err)
+		}
+		nap = d
+	}
 	var tools []toolsets.Tool
 	add := func(t toolsets.Tool, err error) error {
 		if err != nil {
@@ -87,10 +96,10 @@ func childTools(id string, hang bool, out func(string)) ([]toolsets.Tool, error)
 		}, toolsets.WithDescription("waits"))),
 		add(toolsets.NewContextFunc("nap", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
 			out("STARTED " + id + " " + tc.CallID)
-			time.Sleep(1500 * time.Millisecond)
+			time.Sleep(nap)
 			out("DONE " + id + " " + tc.CallID)
 			return id + " " + tc.CallID, nil
-		}, toolsets.WithDescription("naps 1.5 s"))),
+		}, toolsets.WithDescription("naps"))),
 		add(toolsets.NewContextFunc("meta", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
 			v, _ := tc.Metadata("ticket")
 			return fmt.Sprint(v), nil
@@ -185,6 +194,9 @@ func child(url string) error {
 type proc struct {
 	cmd   *exec.Cmd
 	lines chan string
+	// pending are lines read while waiting for another one: a worker may
+	// start a call before the test waits for it (even before READY).
+	pending []string
 }
 
 // startWorker starts a child worker named id connected to url and waits
@@ -220,9 +232,16 @@ func startWorker(t testing.TB, url, id string, hang bool, env ...string) *proc {
 	return p
 }
 
-// expect waits for a line starting with prefix and returns it.
+// expect waits for a line starting with prefix and returns it: the first
+// such line not returned before, among those printed so far or to come.
 func (p *proc) expect(t testing.TB, prefix string) string {
 	t.Helper()
+	for i, l := range p.pending {
+		if strings.HasPrefix(l, prefix) {
+			p.pending = slices.Delete(p.pending, i, i+1)
+			return l
+		}
+	}
 	timeout := time.After(20 * time.Second)
 	for {
 		select {
@@ -236,6 +255,7 @@ func (p *proc) expect(t testing.TB, prefix string) string {
 			if strings.HasPrefix(l, prefix) {
 				return l
 			}
+			p.pending = append(p.pending, l)
 		case <-timeout:
 			t.Fatalf("no %q from the worker", prefix)
 		}
@@ -771,7 +791,9 @@ func TestRemoteNoWorker(t *testing.T) {
 // ignored.
 func TestRemoteWorkerCutOff(t *testing.T) {
 	rt, url := node(t)
-	cut := startWorker(t, url, "cut", false)
+	// The stopped worker's nap is long enough that the test stops it
+	// before the nap ends even when it reads STARTED late under load.
+	cut := startWorker(t, url, "cut", false, envNap+"=4s")
 	a := agent(t, rt, "nap", "whoami")
 	s := a.NewSession()
 	type outcome struct {
