@@ -115,10 +115,12 @@ func WithID(id string) Option { return func(w *Worker) { w.id = id } }
 func WithDrain(d time.Duration) Option { return func(w *Worker) { w.drain = d } }
 
 // WithConcurrency limits the calls the worker executes at once to n (n
-// <= 0: no limit, the default). Calls beyond the limit wait in the worker,
-// heartbeating, until a running call returns. NATS queue groups spread
-// calls evenly over workers, not by load: set the limit to what one worker
-// can run, and add workers for throughput.
+// <= 0: no limit, the default; actors.DefaultPoolConcurrency for a pooled
+// worker). Calls beyond the limit wait in the worker, heartbeating, until a
+// running call returns. NATS queue groups spread calls evenly over
+// workers, not by load: set the limit to what one worker can run, and add
+// workers for throughput; or join a pool (WithPool), whose workers take a
+// call only when they have a free slot.
 func WithConcurrency(n int) Option {
 	return func(w *Worker) {
 		w.slots, w.limit = nil, 0
