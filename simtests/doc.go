@@ -22,8 +22,19 @@
 // once; the checks hold per session, and side effects are counted per
 // (session, run, call id), the protocol's idempotency key.
 //
+// Each worker fault test runs twice: with the workers in the core queue
+// group, and with them in a worker pool (simworker --pool), whose JetStream
+// work queue has three replicas. TestRestartPoolStreamLeader adds the
+// pool's own fault: pooled workers that run one call at a time are all
+// busy while more calls wait in the pool stream, and the NATS server that
+// leads the stream is killed and started again; every call waiting there
+// runs once, and only once.
+//
 // The tests build the weft, nats-server and simworker binaries once per
 // run into a temporary directory, bound each test by a deadline, and kill
 // and reap every process they start; a failing test prints the logs of its
-// processes. With -short they are skipped.
+// processes. Every test has its own cluster and runs in parallel with the
+// others (go test's -parallel, GOMAXPROCS by default): they mostly wait,
+// for lease TTLs, heartbeat deadlines and raft elections. With -short they
+// are skipped.
 package simtests

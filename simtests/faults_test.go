@@ -279,6 +279,10 @@ func TestRestartNATSNode(t *testing.T) {
 	before := s.snapshot(first)
 
 	for i := range s.nats.nodes {
+		// A killed leader costs a raft election (4 to 9 s in
+		// nats-server) before its stream takes writes again: the log
+		// says which of the nodes' streams the server led.
+		t.Logf("restarting %s, leader of %v", s.nats.nodes[i].name, s.c.ledBy(ctx, s.nats.nodes[i].name))
 		restarted := make(chan error, 1)
 		go func() { restarted <- s.nats.restart(i) }()
 		// A run resumes and calls its tools while the server is down

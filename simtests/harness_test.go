@@ -91,8 +91,10 @@ type harness struct {
 	procs []*proc
 }
 
-// newHarness returns a harness bounded by testTimeout; at cleanup it kills
-// and reaps every process and, if the test failed, prints their logs.
+// newHarness marks t parallel (each test has its own cluster, and the
+// tests mostly wait: for leases, heartbeat deadlines and raft elections)
+// and returns a harness bounded by testTimeout; at cleanup it kills and
+// reaps every process and, if the test failed, prints their logs.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	if testing.Short() {
@@ -101,6 +103,7 @@ func newHarness(t *testing.T) *harness {
 	if bins.err != nil {
 		t.Fatal(bins.err)
 	}
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	h := &harness{t: t, ctx: ctx, dir: t.TempDir()}
 	t.Cleanup(func() {

@@ -20,17 +20,49 @@ import (
 // poolStreamInfo returns the information of the pool stream (its leader,
 // replicas and messages) as the cluster reports it now.
 func (c *client) poolStreamInfo(ctx context.Context) (*natsjs.StreamInfo, error) {
+	return c.streamInfo(ctx, actors.WorkerQueueStream(bus.Default))
+}
+
+// streamInfo returns the information of stream name.
+func (c *client) streamInfo(ctx context.Context, name string) (*natsjs.StreamInfo, error) {
 	js, err := natsjs.New(c.nc)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, err := js.Stream(ctx, actors.WorkerQueueStream(bus.Default))
+	st, err := js.Stream(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	return st.Info(ctx)
+}
+
+// streamsLedBy returns the streams whose leader is server.
+func (c *client) streamsLedBy(ctx context.Context, server string) ([]string, error) {
+	js, err := natsjs.New(c.nc)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	lister := js.ListStreams(ctx)
+	var led []string
+	for info := range lister.Info() {
+		if info.Cluster != nil && info.Cluster.Leader == server {
+			led = append(led, info.Config.Name)
+		}
+	}
+	return led, lister.Err()
+}
+
+// ledBy is streamsLedBy for a log line: an error is reported in the list.
+func (c *client) ledBy(ctx context.Context, server string) []string {
+	led, err := c.streamsLedBy(ctx, server)
+	if err != nil {
+		led = append(led, "(list streams: "+err.Error()+")")
+	}
+	return led
 }
 
 // names returns the names of the servers.
@@ -56,10 +88,6 @@ func (c *cluster) serverIndex(name string) (int, error) {
 // elect another leader (a leader stepdown with another server preferred),
 // and waits until none of them is led by server.
 func (c *client) moveLeadersOff(ctx context.Context, server, keep string, servers []string) error {
-	js, err := natsjs.New(c.nc)
-	if err != nil {
-		return err
-	}
 	other := servers[0]
 	if other == server {
 		other = servers[1]
@@ -69,20 +97,16 @@ func (c *client) moveLeadersOff(ctx context.Context, server, keep string, server
 		return err
 	}
 	return retry(ctx, func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		lister := js.ListStreams(ctx)
-		var led []string
-		for info := range lister.Info() {
-			if info.Config.Name != keep && info.Cluster != nil && info.Cluster.Leader == server {
-				led = append(led, info.Config.Name)
-			}
-		}
-		if err := lister.Err(); err != nil {
+		led, err := c.streamsLedBy(ctx, server)
+		if err != nil {
 			return err
 		}
+		led = slices.DeleteFunc(led, func(name string) bool { return name == keep })
 		for _, name := range led {
-			if _, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+name, req); err != nil {
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := c.nc.RequestWithContext(rctx, "$JS.API.STREAM.LEADER.STEPDOWN."+name, req)
+			cancel()
+			if err != nil {
 				return fmt.Errorf("step down the leader of %s: %w", name, err)
 			}
 		}

@@ -200,8 +200,9 @@ func replyOf(m *nats.Msg) string {
 	return m.Reply
 }
 
-// forDispatches runs test as a subtest for each dispatch.
+// forDispatches runs test as a (parallel) subtest for each dispatch.
 func forDispatches(t *testing.T, test func(t *testing.T, d dispatch)) {
+	t.Parallel()
 	for _, d := range dispatches {
 		t.Run(d.name, func(t *testing.T) { test(t, d) })
 	}
