@@ -34,6 +34,9 @@ const DEFAULT_POOL_CONCURRENCY = 16;
 const PULL_WAIT_MS = 30_000;
 // How long a slot waits before it pulls again after a failed pull.
 const PULL_RETRY_MS = 1_000;
+// The pool consumer's ack wait: the heartbeat deadline (4 missed
+// heartbeats of 250 ms).
+const POOL_ACK_WAIT_MS = 1_000;
 
 const usage = "usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY]]]";
 const url = process.argv[2];
@@ -376,7 +379,7 @@ async function joinPool() {
     description: `weft: the workers of pool ${pool}`,
     filter_subject: `${ROOT}.worker.queue.${pool}.>`,
     ack_policy: AckPolicy.Explicit,
-    ack_wait: nanos(4 * DEFAULT_HEARTBEAT_MS),
+    ack_wait: nanos(POOL_ACK_WAIT_MS),
     max_deliver: -1,
     max_ack_pending: -1,
     max_waiting: 4096,
@@ -477,7 +480,14 @@ subs.push(
 );
 // Set when a graceful stop begins.
 let stopping = false;
-if (pool !== "") await joinPool();
+if (pool !== "") {
+  try {
+    await joinPool();
+  } catch (e) {
+    console.error(`weft js worker: join pool ${pool} (JetStream enabled?): ${e?.message ?? e}`);
+    process.exit(1);
+  }
+}
 await nc.flush();
 console.log(`READY ${workerId}`);
 
