@@ -1,6 +1,8 @@
 // Package jstest runs the JavaScript tool worker of worker/js (written
 // from docs/worker-protocol.md with the npm nats package) against a weft
-// runtime, to show that the worker protocol is language-neutral.
+// runtime, to show that the worker protocol is language-neutral: taking
+// calls from the core queue group and from a worker pool (JetStream work
+// queue), alone and in one pool with Go workers.
 //
 // The test needs node (20 or later) on PATH and the nats package installed
 // in worker/js:
