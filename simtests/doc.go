@@ -28,7 +28,10 @@
 // pool's own fault: pooled workers that run one call at a time are all
 // busy while more calls wait in the pool stream, and the NATS server that
 // leads the stream is killed and started again; every call waiting there
-// runs once, and only once.
+// runs once, and only once. TestKillOwnerMidCall also runs with pooled
+// workers (weft worker --pool): the survivor's deliveries of the calls it
+// takes over must be stored in the pool stream, not dropped as duplicates
+// of the victim's.
 //
 // The tests build the weft, nats-server and simworker binaries once per
 // run into a temporary directory, bound each test by a deadline, and kill

@@ -237,10 +237,20 @@ func TestKillOwnerWhileWaiting(t *testing.T) {
 // serve watches the lease bucket and takes over the sessions whose leases
 // end), sends the calls again and carries
 // the run on until it waits for approval; then it completes.
-func TestKillOwnerMidCall(t *testing.T) {
-	s := newHarness(t).startAll()
+//
+// With pooled workers, the calls wait in the pool stream while the
+// workers are stopped; the survivor publishes them again into the stream,
+// and every publish of a call must be stored: a message id the stream
+// already holds (the victim's delivery) would be dropped as a duplicate.
+func TestKillOwnerMidCall(t *testing.T) { forDispatches(t, testKillOwnerMidCall) }
+
+func testKillOwnerMidCall(t *testing.T, d dispatch) {
+	h := newHarness(t)
+	h.pool = d.pool
+	s := h.startAll()
 	ctx := s.ctx
 	session := "kill-mid-call"
+	published := s.watchPublished(d)
 	victim := s.midCall(session)
 	before := s.snapshot([]string{session})
 	s.nodes[victim].p.kill()
@@ -256,6 +266,7 @@ func TestKillOwnerMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.c.checkLog(ctx, []string{session}, before)
+	published.check(t)
 }
 
 // A NATS server is killed and started again on its store while runs resume

@@ -86,6 +86,9 @@ type harness struct {
 	// localTools, when set, starts the weft nodes without --remote-tools:
 	// each node runs the demo tools of the runs it drives itself.
 	localTools bool
+	// pool, when set, makes the workers startWorker starts take their
+	// calls from that worker pool (its stream on three replicas).
+	pool string
 
 	mu    sync.Mutex
 	procs []*proc
@@ -445,11 +448,15 @@ func (h *harness) startWeft(c *cluster, id string) *weftNode {
 	return w
 }
 
-// startWorker starts weft worker --tools demo as id on the cluster and
-// waits until it serves.
+// startWorker starts weft worker --tools demo as id on the cluster (in
+// worker pool h.pool if set) and waits until it serves.
 func (h *harness) startWorker(c *cluster, id string) *proc {
 	h.t.Helper()
-	p := h.start("worker-"+id, bins.weft, "worker", "--nats", strings.Join(c.urls(), ","), "--tools", "demo", "--id", id)
+	args := []string{"worker", "--nats", strings.Join(c.urls(), ","), "--tools", "demo", "--id", id}
+	if h.pool != "" {
+		args = append(args, "--pool", h.pool, "--queue-replicas", "3")
+	}
+	p := h.start("worker-"+id, bins.weft, args...)
 	if _, err := p.waitLine(h.ctx, func(s string) bool { return strings.HasPrefix(s, "worker "+id+" serving") }); err != nil {
 		h.t.Fatal(err)
 	}

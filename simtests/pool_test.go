@@ -117,6 +117,57 @@ func (c *client) moveLeadersOff(ctx context.Context, server, keep string, server
 	})
 }
 
+// publishedCalls records the messages the nodes publish into the pool
+// stream: for each message id (Nats-Msg-Id), the reply subjects
+// (Weft-Reply) of the publishes that carried it.
+type publishedCalls struct {
+	mu      sync.Mutex
+	replies map[string][]string
+}
+
+// watchPublished records the calls the nodes publish into the pool
+// stream of d (nothing for the queue group) until the test ends.
+func (s *sim) watchPublished(d dispatch) *publishedCalls {
+	s.t.Helper()
+	p := &publishedCalls{replies: map[string][]string{}}
+	if d.pool == "" {
+		return p
+	}
+	sub, err := s.c.nc.Subscribe(bus.Default.Root()+".worker.queue."+d.pool+".>", func(m *nats.Msg) {
+		id, reply := m.Header.Get(natsjs.MsgIDHeader), m.Header.Get(actors.HeaderReply)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !slices.Contains(p.replies[id], reply) {
+			p.replies[id] = append(p.replies[id], reply)
+		}
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := s.c.nc.Flush(); err != nil {
+		s.t.Fatal(err)
+	}
+	return p
+}
+
+// check fails the test for each message id that was published for two
+// reply subjects, that is by two schedulers (two nodes, or one node
+// twice): JetStream stores the first and acknowledges the others as
+// duplicates without storing them, so the later scheduler's call never
+// reaches a worker, and the reports of the stored one go to the earlier
+// scheduler.
+func (p *publishedCalls) check(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, replies := range p.replies {
+		if len(replies) > 1 {
+			t.Errorf("message id %s was published into the pool stream for %d reply subjects %v: the stream stores only the first", id, len(replies), replies)
+		}
+	}
+}
+
 // poolSessions is how many sessions TestRestartPoolStreamLeader runs at
 // once: three times the slots of its two workers (one call at a time
 // each), so that most deploys wait in the pool stream.
