@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -88,6 +89,14 @@ type remoteCall struct {
 	queuedAt  time.Time
 	checkedAt time.Time // when the queued message was last looked for
 	takingOut bool      // a delete (or a look) of the queued message is under way
+	pooledMsg *nats.Msg // the current delivery's message, for publishing again
+	// publishing is set while a delivery's publish into the pool stream is
+	// under way or waits to be tried again (the stream was unavailable,
+	// e.g. during a leader election): since publishingAt, with the
+	// heartbeat deadline suspended, and not counted as another delivery.
+	publishing   bool
+	publishingAt time.Time
+	pubFails     int
 }
 
 // checkRemote makes the scheduler look for silent remote calls.
@@ -100,6 +109,13 @@ type queuedCall struct {
 	delivery int
 	seq      uint64
 	err      error
+}
+
+// republishCall makes the scheduler try a pooled call's delivery again
+// after its publish failed.
+type republishCall struct {
+	callID   string
+	delivery int
 }
 
 // dequeuedCall tells the scheduler the outcome of deleting (or, with
@@ -168,6 +184,11 @@ func (a *schedulerActor) Receive(c actor.Context) {
 			return
 		}
 		a.returned[m.CallID] = true
+		if rc := a.remote[m.CallID]; rc != nil && rc.queued {
+			// The return came from an earlier delivery: the current one,
+			// if still in the pool stream, must not run.
+			a.takeOut(nil, rc, false)
+		}
 		delete(a.remote, m.CallID)
 		a.open--
 		if a.batch.sequential && a.next < len(a.batch.calls) {
@@ -177,7 +198,13 @@ func (a *schedulerActor) Receive(c actor.Context) {
 	case *checkRemote:
 		a.checkRemote(c)
 	case *queuedCall:
-		a.onQueued(m)
+		a.onQueued(c, m)
+	case *republishCall:
+		if rc := a.remote[m.callID]; rc != nil && rc.sent == m.delivery && rc.publishing {
+			if err := a.publishPooled(c, rc); err != nil {
+				a.h.log.Warn("queue remote tool call", "tool", rc.req.Name, "pool", rc.pool, "call_id", m.callID, "err", err)
+			}
+		}
 	case *dequeuedCall:
 		a.onDequeued(c, m)
 	case *actor.Stopping:
@@ -265,7 +292,12 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 func (a *schedulerActor) deliver(c actor.Context, rc *remoteCall) error {
 	rc.sent++
 	rc.lastSeen = time.Now()
+	if rc.queued {
+		// A delivery still in the stream is superseded.
+		a.takeOut(nil, rc, false)
+	}
 	rc.heard, rc.queued, rc.takingOut = false, false, false
+	rc.publishing, rc.publishingAt, rc.pubFails = false, time.Time{}, 0
 	msg := &nats.Msg{Subject: rc.subject, Data: rc.data, Header: nats.Header{}}
 	msg.Header.Set(HeaderCallID, rc.req.CallID)
 	msg.Header.Set(HeaderDelivery, strconv.Itoa(rc.sent))
@@ -275,12 +307,28 @@ func (a *schedulerActor) deliver(c actor.Context, rc *remoteCall) error {
 		return a.h.cfg.Conn.PublishMsg(msg)
 	}
 	msg.Header.Set(HeaderReply, a.inbox)
-	// A publish retried by the client is stored once.
-	msg.Header.Set(jetstream.MsgIDHeader, rc.req.SessionID+"/"+rc.req.RunID+"/"+rc.req.CallID+"/"+strconv.Itoa(rc.sent))
+	rc.pooledMsg = msg
+	return a.publishPooled(c, rc)
+}
+
+// publishPooled publishes rc's current delivery into the pool stream; the
+// stream's acknowledgement comes back as a queuedCall.
+func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) error {
 	js, err := jetstream.New(a.h.cfg.Conn)
 	if err != nil {
 		return err
 	}
+	if !rc.publishing {
+		rc.publishing, rc.publishingAt = true, time.Now()
+	}
+	// A fresh id for each publish: the client's own retries of it are
+	// stored once, and no other publish (another node's delivery of the
+	// same call after a takeover, a publish tried again) is taken for it.
+	msg := &nats.Msg{Subject: rc.pooledMsg.Subject, Data: rc.pooledMsg.Data, Header: nats.Header{}}
+	for k, v := range rc.pooledMsg.Header {
+		msg.Header[k] = v
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, uuid.NewString())
 	self, root, id, delivery := c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), MissedHeartbeats*WorkerHeartbeat)
@@ -298,15 +346,31 @@ func (a *schedulerActor) deliver(c actor.Context, rc *remoteCall) error {
 // onQueued records that the pool stream stored a delivery of a pooled
 // call: until a worker reports on it, it waits there. A failed publish is
 // left to the heartbeat deadline, which sends the call again.
-func (a *schedulerActor) onQueued(m *queuedCall) {
+func (a *schedulerActor) onQueued(c actor.Context, m *queuedCall) {
 	rc := a.remote[m.callID]
-	if rc == nil || rc.sent != m.delivery || rc.heard {
+	if rc == nil || rc.sent != m.delivery || !rc.publishing {
 		return
 	}
 	if m.err != nil {
+		// The stream is unavailable (a leader election, a server
+		// restarting): try the same delivery again, at a growing
+		// interval, up to the queue wait.
 		a.h.log.Warn("queue remote tool call", "tool", rc.req.Name, "pool", rc.pool, "call_id", m.callID, "err", m.err)
+		rc.pubFails++
+		if time.Since(rc.publishingAt) > a.queueWait() {
+			a.closeRemote(c, rc, "remote tool "+rc.req.Name+": could not queue the call for pool "+rc.pool+" within "+a.queueWait().String()+": "+m.err.Error())
+			return
+		}
+		delay := min(WorkerHeartbeat<<min(rc.pubFails-1, 4), 2*time.Second)
+		self, root, id, delivery := c.Self(), a.h.system.Root, m.callID, m.delivery
+		time.AfterFunc(delay, func() { root.Send(self, &republishCall{callID: id, delivery: delivery}) })
 		return
 	}
+	rc.publishing = false
+	rc.lastSeen = time.Now()
+	// queued with heard set (a worker reported before the stream's
+	// acknowledgement came) leaves the call to the heartbeat deadline;
+	// the message is deleted, if still there, once the call returns.
 	rc.queued, rc.seq, rc.queuedAt, rc.checkedAt = true, m.seq, time.Now(), time.Now()
 }
 
@@ -401,6 +465,9 @@ func (a *schedulerActor) checkRemote(c actor.Context) {
 	now := time.Now()
 	deadline := now.Add(-MissedHeartbeats * WorkerHeartbeat)
 	for id, rc := range a.remote {
+		if rc.publishing {
+			continue // onQueued bounds it
+		}
 		if rc.queued && !rc.heard {
 			// Waiting in the pool stream for a worker with room.
 			switch {
@@ -442,7 +509,7 @@ func (a *schedulerActor) closeRemote(c actor.Context, rc *remoteCall, msg string
 // the pooled calls no worker took yet out of the pool stream.
 func (a *schedulerActor) cancelRemote() {
 	for _, rc := range a.remote {
-		if rc.queued && !rc.heard {
+		if rc.queued {
 			a.takeOut(nil, rc, false)
 		}
 		if subject, err := WorkerCancelSubject(a.h.subj, rc.req.SessionID, rc.req.RunID, rc.req.CallID); err == nil {

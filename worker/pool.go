@@ -68,15 +68,21 @@ func (w *Worker) servePool(ctx, callCtx context.Context) (stopped <-chan struct{
 	return done, nil
 }
 
-// pullWait is how long one pull request waits at the server for a call.
-const pullWait = 30 * time.Second
+// pullWait is how long one pull request waits at the server for a call,
+// and pullHeartbeat the interval of the server's heartbeats on it: a pull
+// lost with its server (the consumer's leader died) is noticed after two
+// missed heartbeats, and pulled again.
+const (
+	pullWait      = 5 * time.Second
+	pullHeartbeat = time.Second
+)
 
 // pull is one slot of a pooled worker: it pulls a call, runs it, and
 // pulls the next, until ctx ends.
 func (w *Worker) pull(ctx, callCtx context.Context, cons jetstream.Consumer) {
 	for ctx.Err() == nil {
 		fctx, cancel := context.WithTimeout(ctx, pullWait)
-		msg, err := cons.Next(jetstream.FetchContext(fctx))
+		msg, err := cons.Next(jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(pullHeartbeat))
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {

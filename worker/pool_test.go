@@ -435,3 +435,46 @@ func TestPoolLostQueueIsRefilled(t *testing.T) {
 		t.Errorf("calls ran %v, want the first, then the refilled one once", h.ran)
 	}
 }
+
+// TestPoolStreamUnavailable deletes the pool stream before a call: the
+// node's publishes fail, and it tries the same delivery again until its
+// queue wait (here 2 s) is over, then fails the call saying it could not
+// queue it, without spending the call's deliveries on publishes that
+// never reached a worker.
+func TestPoolStreamUnavailable(t *testing.T) {
+	rt, url := nodeWith(t, weft.Config{WorkerQueueWait: 2 * time.Second})
+	h := newHoldTool()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	w, err := worker.New(nc, []toolsets.Tool{h.tool(t, "gone")}, worker.WithID("gone"), worker.WithPool("gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	a := agent(t, rt, "hold")
+	stop()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(t.Context(), actors.WorkerQueueStream(bus.Default)); err != nil {
+		t.Fatal(err)
+	}
+	s := a.NewSession()
+	res, err := s.Run(t.Context(), prompt(t, call("c1", "hold", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := returns(t, s, res.RunID)["c1"]
+	if r.Kind != toolsets.KindExecution || !strings.Contains(content(r), "could not queue the call for pool gone within 2s") {
+		t.Errorf("return %s %q, want an execution error saying the call could not be queued", r.Kind, content(r))
+	}
+}
