@@ -184,9 +184,10 @@ func (a *schedulerActor) Receive(c actor.Context) {
 			return
 		}
 		a.returned[m.CallID] = true
-		if rc := a.remote[m.CallID]; rc != nil && rc.queued {
-			// The return came from an earlier delivery: the current one,
-			// if still in the pool stream, must not run.
+		if rc := a.remote[m.CallID]; rc != nil && rc.queued && rc.sent > 1 {
+			// The return may come from an earlier delivery: the current
+			// one, if still in the pool stream, must not run. (With one
+			// delivery, the worker that returned took it.)
 			a.takeOut(nil, rc, false)
 		}
 		delete(a.remote, m.CallID)
@@ -509,7 +510,7 @@ func (a *schedulerActor) closeRemote(c actor.Context, rc *remoteCall, msg string
 // the pooled calls no worker took yet out of the pool stream.
 func (a *schedulerActor) cancelRemote() {
 	for _, rc := range a.remote {
-		if rc.queued {
+		if rc.queued && (!rc.heard || rc.sent > 1) {
 			a.takeOut(nil, rc, false)
 		}
 		if subject, err := WorkerCancelSubject(a.h.subj, rc.req.SessionID, rc.req.RunID, rc.req.CallID); err == nil {
