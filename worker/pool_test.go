@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -253,36 +252,6 @@ func TestPoolCancelQueuedCall(t *testing.T) {
 	if len(h.ran) != 1 {
 		t.Errorf("calls ran %v, want only the first", h.ran)
 	}
-}
-
-// TestPoolWorkerKilledMidCall SIGKILLs a pooled worker process while it
-// runs a call: the node sends the call again into the pool's queue, under
-// the same call id, and another worker of the pool returns it.
-func TestPoolWorkerKilledMidCall(t *testing.T) {
-	rt, url := node(t)
-	hung := startWorker(t, url, "hung", true, envPool+"=slowpool")
-	a := agent(t, rt, "slow")
-	s := a.NewSession()
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := s.Run(t.Context(), prompt(t, call("c1", "slow", `{}`)))
-		done <- outcome{res, err}
-	}()
-	if got := hung.expect(t, "STARTED"); got != "STARTED hung c1" {
-		t.Fatalf("first worker printed %q", got)
-	}
-	spare := startWorker(t, url, "spare", false, envPool+"=slowpool")
-	if err := hung.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if got := spare.expect(t, "STARTED"); got != "STARTED spare c1" {
-		t.Fatalf("second worker printed %q", got)
-	}
-	o := <-done
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	wantOneReturn(t, s, o.res.RunID, "c1", "spare c1")
 }
 
 // TestPoolRemoteBasics runs the plain remote-call cases through a pool:

@@ -494,9 +494,18 @@ func TestRemoteWorkersShareLoad(t *testing.T) {
 	}
 }
 
+// TestRemoteWorkerKilledMidCall SIGKILLs a worker process while it runs a
+// call, from the queue group and from a pool: the node sends the call
+// again under the same call id, and another worker returns it.
 func TestRemoteWorkerKilledMidCall(t *testing.T) {
+	for _, mode := range dispatchModes {
+		t.Run(mode.name, func(t *testing.T) { testWorkerKilledMidCall(t, mode.env) })
+	}
+}
+
+func testWorkerKilledMidCall(t *testing.T, env []string) {
 	rt, url := node(t)
-	hung := startWorker(t, url, "hung", true)
+	hung := startWorker(t, url, "hung", true, env...)
 	a := agent(t, rt, "slow")
 	s := a.NewSession()
 	type outcome struct {
@@ -511,7 +520,7 @@ func TestRemoteWorkerKilledMidCall(t *testing.T) {
 	if got := hung.expect(t, "STARTED"); got != "STARTED hung c1" {
 		t.Fatalf("first worker printed %q", got)
 	}
-	spare := startWorker(t, url, "spare", false)
+	spare := startWorker(t, url, "spare", false, env...)
 	if err := hung.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -937,11 +946,6 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 // run cancels its call only.
 func TestSameCallIDAcrossSessions(t *testing.T) {
 	rt, url := node(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
 	type started struct {
 		session string
 		ctx     context.Context
@@ -962,17 +966,7 @@ func TestSameCallIDAcrossSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(nc, []toolsets.Tool{tool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		<-served
-	})
+	serveInProcess(t, url, []toolsets.Tool{tool})
 	a := agent(t, rt, "hold")
 	cancelledSession, kept := a.NewSession(), a.NewSession()
 	type outcome struct {
@@ -1102,17 +1096,7 @@ func TestCancelBeforeCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(nc, []toolsets.Tool{tool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		<-served
-	})
+	w := serveInProcess(t, url, []toolsets.Tool{tool})
 	if _, err := weft.DescribeRemoteTools(t.Context(), nc, bus.Default, "mark"); err != nil {
 		t.Fatal(err)
 	}
