@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
@@ -93,6 +94,11 @@ type Host struct {
 	replies     sync.Map // reply subject → *actor.PID of its scheduler
 
 	remote sync.Map // tool name → its worker pool ("": the queue group): tools served by workers (AddRemoteTools, AddPooledTools)
+	// js publishes the calls of pooled tools; poolStream is the pool
+	// stream's handle once looked up (see Host.workerQueue).
+	js         jetstream.JetStream
+	poolMu     sync.Mutex
+	poolStream jetstream.Stream
 }
 
 // runEntry is what the tool host needs to execute the calls of one run:
@@ -123,6 +129,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	var err error
 	h := &Host{
 		cfg: cfg, subj: subj, log: logger,
 		system:   actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(discard{}) })),
@@ -130,11 +137,13 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		sessions: map[string]*actor.PID{},
 		watchers: map[string][]chan Outcome{},
 	}
+	if h.js, err = jetstream.New(cfg.Conn); err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
 	h.tools = h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &toolActor{h: h} }))
 	// The host serves every session and every tool it is asked about, so
 	// it subscribes to the wildcard forms bus builds.
 	var cmdSub *nats.Subscription
-	var err error
 	if cfg.Leases != nil {
 		cmdSub, err = cfg.Conn.QueueSubscribe(subj.AllCommands(), CommandQueueGroup, h.onCommand)
 	} else {
@@ -474,9 +483,6 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 		if ev.SessionID == "" || ev.Stream != events.SessionStream(ev.SessionID) {
 			continue
 		}
-		if !runEvent(ev.Type) {
-			continue
-		}
 		was, seen := running[ev.SessionID]
 		if !seen {
 			order = append(order, ev.SessionID)
@@ -497,17 +503,6 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// runEvent reports whether events of type t start, resume or settle a run:
-// the events stillRunning looks at.
-func runEvent(t events.Type) bool {
-	switch t {
-	case events.TypeRunStarted, events.TypeRunResumed,
-		events.TypeRunWaiting, events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
-		return true
-	}
-	return false
 }
 
 // stillRunning is the rule of recovery, one event at a time: given whether

@@ -89,7 +89,7 @@ type remoteCall struct {
 	queuedAt  time.Time
 	checkedAt time.Time // when the queued message was last looked for
 	takingOut bool      // a delete (or a look) of the queued message is under way
-	pooledMsg *nats.Msg // the current delivery's message, for publishing again
+	pooledMsg *nats.Msg // the current delivery's message, published again after a failure
 	// publishing is set while a delivery's publish into the pool stream is
 	// under way or waits to be tried again (the stream was unavailable,
 	// e.g. during a leader election): since publishingAt, with the
@@ -202,9 +202,7 @@ func (a *schedulerActor) Receive(c actor.Context) {
 		a.onQueued(c, m)
 	case *republishCall:
 		if rc := a.remote[m.callID]; rc != nil && rc.sent == m.delivery && rc.publishing {
-			if err := a.publishPooled(c, rc); err != nil {
-				a.h.log.Warn("queue remote tool call", "tool", rc.req.Name, "pool", rc.pool, "call_id", m.callID, "err", err)
-			}
+			a.publishPooled(c, rc)
 		}
 	case *dequeuedCall:
 		a.onDequeued(c, m)
@@ -309,28 +307,23 @@ func (a *schedulerActor) deliver(c actor.Context, rc *remoteCall) error {
 	}
 	msg.Header.Set(HeaderReply, a.inbox)
 	rc.pooledMsg = msg
-	return a.publishPooled(c, rc)
+	a.publishPooled(c, rc)
+	return nil
 }
 
 // publishPooled publishes rc's current delivery into the pool stream; the
-// stream's acknowledgement comes back as a queuedCall.
-func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) error {
-	js, err := jetstream.New(a.h.cfg.Conn)
-	if err != nil {
-		return err
-	}
+// stream's acknowledgement comes back as a queuedCall. It is called again
+// only once that came back, so the message is not in use by then.
+func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 	if !rc.publishing {
 		rc.publishing, rc.publishingAt = true, time.Now()
 	}
 	// A fresh id for each publish: the client's own retries of it are
 	// stored once, and no other publish (another node's delivery of the
 	// same call after a takeover, a publish tried again) is taken for it.
-	msg := &nats.Msg{Subject: rc.pooledMsg.Subject, Data: rc.pooledMsg.Data, Header: nats.Header{}}
-	for k, v := range rc.pooledMsg.Header {
-		msg.Header[k] = v
-	}
+	msg := rc.pooledMsg
 	msg.Header.Set(jetstream.MsgIDHeader, uuid.NewString())
-	self, root, id, delivery := c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
+	js, self, root, id, delivery := a.h.js, c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), MissedHeartbeats*WorkerHeartbeat)
 		defer cancel()
@@ -341,12 +334,12 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) error {
 		}
 		root.Send(self, q)
 	}()
-	return nil
 }
 
 // onQueued records that the pool stream stored a delivery of a pooled
-// call: until a worker reports on it, it waits there. A failed publish is
-// left to the heartbeat deadline, which sends the call again.
+// call: until a worker reports on it, it waits there. A publish the stream
+// refused is tried again (the same delivery) at a growing interval, for up
+// to the queue wait.
 func (a *schedulerActor) onQueued(c actor.Context, m *queuedCall) {
 	rc := a.remote[m.callID]
 	if rc == nil || rc.sent != m.delivery || !rc.publishing {
@@ -379,16 +372,12 @@ func (a *schedulerActor) onQueued(c actor.Context, m *queuedCall) {
 // stream, or with look only looks it up, reporting a dequeuedCall to self
 // when self is not nil.
 func (a *schedulerActor) takeOut(self *actor.PID, rc *remoteCall, look bool) {
-	js, err := jetstream.New(a.h.cfg.Conn)
-	if err != nil {
-		return
-	}
 	rc.takingOut = true
-	root, name, seq, id, delivery := a.h.system.Root, WorkerQueueStream(a.h.subj), rc.seq, rc.req.CallID, rc.sent
+	h, root, seq, id, delivery := a.h, a.h.system.Root, rc.seq, rc.req.CallID, rc.sent
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
 		defer cancel()
-		st, err := js.Stream(ctx, name)
+		st, err := h.workerQueue(ctx)
 		if err == nil {
 			if look {
 				_, err = st.GetMsg(ctx, seq)
@@ -535,4 +524,21 @@ func (a *schedulerActor) maybeDone(c actor.Context) {
 		c.Send(a.parent, &batchFinished{runID: a.batch.runID})
 		c.Stop(c.Self())
 	}
+}
+
+// workerQueue returns the pool stream's handle, looking it up (a JetStream
+// API request) the first time only: deletes and lookups of queued calls
+// address the stream by name, so the handle stays good.
+func (h *Host) workerQueue(ctx context.Context) (jetstream.Stream, error) {
+	h.poolMu.Lock()
+	defer h.poolMu.Unlock()
+	if h.poolStream != nil {
+		return h.poolStream, nil
+	}
+	st, err := h.js.Stream(ctx, WorkerQueueStream(h.subj))
+	if err != nil {
+		return nil, err
+	}
+	h.poolStream = st
+	return st, nil
 }
