@@ -47,7 +47,7 @@ func (w *Worker) servePool(ctx, callCtx context.Context) (stopped <-chan struct{
 	if err != nil {
 		return nil, fmt.Errorf("worker: pool %s: consumer: %w", w.pool, err)
 	}
-	slots := w.limit
+	slots := cap(w.slots) // the WithConcurrency limit
 	if slots == 0 {
 		slots = actors.DefaultPoolConcurrency
 	}
@@ -121,7 +121,7 @@ func (w *Worker) takePooled(callCtx context.Context, msg jetstream.Msg) {
 		return
 	}
 	name, err := bus.UnescapeToken(msg.Subject()[strings.LastIndexByte(msg.Subject(), '.')+1:])
-	if err != nil || !w.serves(name) {
+	if _, served := w.reg.Lookup(name); err != nil || !served {
 		// Another worker of the pool serves it.
 		_ = msg.NakWithDelay(actors.WorkerHeartbeat)
 		return
@@ -140,14 +140,4 @@ func (w *Worker) takePooled(callCtx context.Context, msg jetstream.Msg) {
 		w.log.Warn("acknowledge a pooled call", "subject", msg.Subject(), "err", err)
 	}
 	w.serve(callCtx, &nats.Msg{Subject: msg.Subject(), Reply: reply, Data: msg.Data(), Header: nats.Header(h)})
-}
-
-// serves reports whether the worker serves tool name.
-func (w *Worker) serves(name string) bool {
-	for _, d := range w.defs {
-		if d.Name == name {
-			return true
-		}
-	}
-	return false
 }

@@ -51,13 +51,12 @@ type Worker struct {
 	log   *slog.Logger
 	drain time.Duration
 	slots chan struct{} // one per call allowed to run at once; nil: no limit
-	limit int           // the WithConcurrency limit; 0: none
 	// pool is the worker pool the worker pulls its calls from (WithPool);
 	// empty: the core queue group.
 	pool          string
 	queueReplicas int
 
-	// calls is guarded by cmu: the calls executing here, and the cancels
+	// served and cancelled are guarded by cmu: the calls executing here, and the cancels
 	// that arrived for calls not (yet) executing here. The two are checked
 	// together, so that a cancel processed before its call registered
 	// (cancels and calls arrive on different subscriptions, each with its
@@ -123,9 +122,9 @@ func WithDrain(d time.Duration) Option { return func(w *Worker) { w.drain = d } 
 // call only when they have a free slot.
 func WithConcurrency(n int) Option {
 	return func(w *Worker) {
-		w.slots, w.limit = nil, 0
+		w.slots = nil
 		if n > 0 {
-			w.slots, w.limit = make(chan struct{}, n), n
+			w.slots = make(chan struct{}, n)
 		}
 	}
 }
@@ -239,31 +238,29 @@ func (w *Worker) Serve(ctx context.Context) error {
 			return err
 		}
 		pullersDone = done
-	}
-	for _, d := range w.defs {
-		if w.pool != "" {
-			break
-		}
-		subject, err := actors.WorkerCallSubject(w.subj, d.Name)
-		if err != nil {
-			return fmt.Errorf("worker: tool %q: %w", d.Name, err)
-		}
-		s, err := w.nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			if w.stopped {
-				return // the node sends the call again
+	} else {
+		for _, d := range w.defs {
+			subject, err := actors.WorkerCallSubject(w.subj, d.Name)
+			if err != nil {
+				return fmt.Errorf("worker: tool %q: %w", d.Name, err)
 			}
-			w.calls.Add(1)
-			go func() {
-				defer w.calls.Done()
-				w.serve(callCtx, m)
-			}()
-		})
-		if err != nil {
-			return fmt.Errorf("worker: subscribe %s: %w", subject, err)
+			s, err := w.nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				if w.stopped {
+					return // the node sends the call again
+				}
+				w.calls.Add(1)
+				go func() {
+					defer w.calls.Done()
+					w.serve(callCtx, m)
+				}()
+			})
+			if err != nil {
+				return fmt.Errorf("worker: subscribe %s: %w", subject, err)
+			}
+			subs = append(subs, s)
 		}
-		subs = append(subs, s)
 	}
 	cs, err := w.nc.Subscribe(actors.WorkerCancelFilter(w.subj), w.onCancel)
 	if err != nil {
