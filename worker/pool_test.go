@@ -186,16 +186,27 @@ func TestPoolDispatchIsLoadAware(t *testing.T) {
 	}
 }
 
-// TestPoolQueueWait gives a pooled call no worker has room for a queue
-// wait of 300 ms: the node takes it back out of the queue and fails it,
-// and the worker, once free, never runs it.
-func TestPoolQueueWait(t *testing.T) {
-	rt, url := nodeWith(t, weft.Config{WorkerQueueWait: 300 * time.Millisecond})
+// busyPool serves the hold tool from one worker of pool "single" that
+// runs one call at a time, and starts a first call that keeps it busy
+// (taken and acknowledged: the pool's queue is empty). It returns the
+// tool, the agent and the first run's outcome.
+func busyPool(t *testing.T, rt *weft.Runtime, url string) (*holdTool, *weft.Agent, chan outcome) {
+	t.Helper()
 	h := newHoldTool()
 	serveInProcess(t, url, []toolsets.Tool{h.tool(t, "only")}, worker.WithID("only"), worker.WithPool("single"), worker.WithConcurrency(1))
 	a := agent(t, rt, "hold")
 	_, first := runAll(t, t.Context(), a, 1, "hold")
 	waitStarted(t, h, 1)
+	wantEmptyQueue(t, url)
+	return h, a, first
+}
+
+// TestPoolQueueWait gives a pooled call no worker has room for a queue
+// wait of 300 ms: the node takes it back out of the queue and fails it,
+// and the worker, once free, never runs it.
+func TestPoolQueueWait(t *testing.T) {
+	rt, url := nodeWith(t, weft.Config{WorkerQueueWait: 300 * time.Millisecond})
+	h, a, first := busyPool(t, rt, url)
 	waiting := a.NewSession()
 	res, err := waiting.Run(t.Context(), prompt(t, call("c1", "hold", `{}`)))
 	if err != nil {
@@ -221,12 +232,7 @@ func TestPoolQueueWait(t *testing.T) {
 // the node takes the call out of the queue, so the worker never runs it.
 func TestPoolCancelQueuedCall(t *testing.T) {
 	rt, url := node(t)
-	h := newHoldTool()
-	serveInProcess(t, url, []toolsets.Tool{h.tool(t, "only")}, worker.WithID("only"), worker.WithPool("single"), worker.WithConcurrency(1))
-	a := agent(t, rt, "hold")
-	_, first := runAll(t, t.Context(), a, 1, "hold")
-	waitStarted(t, h, 1)
-	wantEmptyQueue(t, url) // the first call's message is acknowledged
+	h, a, first := busyPool(t, rt, url)
 	ctx, cancel := context.WithCancel(t.Context())
 	queued, done := runAll(t, ctx, a, 1, "hold")
 	// The call is queued once the stream holds it.
@@ -364,12 +370,7 @@ func wantEmptyQueue(t *testing.T, url string) {
 // queues it again; it runs once a worker has room.
 func TestPoolLostQueueIsRefilled(t *testing.T) {
 	rt, url := node(t)
-	h := newHoldTool()
-	serveInProcess(t, url, []toolsets.Tool{h.tool(t, "only")}, worker.WithID("only"), worker.WithPool("single"), worker.WithConcurrency(1))
-	a := agent(t, rt, "hold")
-	_, first := runAll(t, t.Context(), a, 1, "hold")
-	waitStarted(t, h, 1)
-	wantEmptyQueue(t, url) // the first call's message is acknowledged
+	h, a, first := busyPool(t, rt, url)
 	queued, done := runAll(t, t.Context(), a, 1, "hold")
 	waitQueue(t, url, 1)
 	nc, err := nats.Connect(url)
