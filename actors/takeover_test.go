@@ -186,10 +186,10 @@ func awaitCompleted(t *testing.T, watches ...<-chan Outcome) Outcome {
 	}
 }
 
-// first returns watches[i], or nil (a channel that never delivers).
-func first(watches []<-chan Outcome, i int) <-chan Outcome {
-	if i < len(watches) {
-		return watches[i]
+// first returns chs[i], or nil (a channel that never delivers).
+func first[T any](chs []<-chan T, i int) <-chan T {
+	if i < len(chs) {
+		return chs[i]
 	}
 	return nil
 }
@@ -217,6 +217,34 @@ func checkOneHistory(t *testing.T, log events.Store, session string) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("event counts (-want +got):\n%s\nall: %v", diff, count)
 	}
+}
+
+// awaitTakeovers waits until the watchers have reported n takeovers, then
+// returns those and whatever else they hold now. A watcher reports a
+// takeover once carryOn has returned, which may be after the run it
+// carried on completed.
+func awaitTakeovers(t *testing.T, n int, taken ...chan string) []string {
+	t.Helper()
+	recv := make([]<-chan string, len(taken))
+	for i, ch := range taken {
+		recv[i] = ch
+	}
+	var got []string
+	deadline := time.After(15 * time.Second)
+	for len(got) < n {
+		select {
+		case s := <-first(recv, 0):
+			got = append(got, s)
+		case s := <-first(recv, 1):
+			got = append(got, s)
+		case <-deadline:
+			t.Fatalf("the watchers reported %v, want %d takeovers", got, n)
+		}
+	}
+	for _, ch := range taken {
+		got = append(got, drain(ch)...)
+	}
+	return got
 }
 
 // drain returns what ch holds now.
@@ -264,7 +292,7 @@ func TestTakeoverAfterNodeDies(t *testing.T) {
 			_ = a.h.Close()
 
 			awaitCompleted(t, done)
-			if diff := cmp.Diff([]string{session}, drain(b.taken)); diff != "" {
+			if diff := cmp.Diff([]string{session}, awaitTakeovers(t, 1, b.taken)); diff != "" {
 				t.Errorf("B's takeovers (-want +got):\n%s", diff)
 			}
 			if n := b.store.readAll.Load(); n != 0 {
@@ -299,7 +327,7 @@ func TestTakeoverAfterCleanRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitCompleted(t, done)
-	if diff := cmp.Diff([]string{session}, drain(b.taken)); diff != "" {
+	if diff := cmp.Diff([]string{session}, awaitTakeovers(t, 1, b.taken)); diff != "" {
 		t.Errorf("B's takeovers (-want +got):\n%s", diff)
 	}
 	if n := b.store.readAll.Load(); n != 0 {
@@ -331,7 +359,7 @@ func TestTakeoverRace(t *testing.T) {
 	_ = a.h.Close()
 
 	awaitCompleted(t, doneB, doneC)
-	takeovers := append(drain(b.taken), drain(c.taken)...)
+	takeovers := awaitTakeovers(t, 1, b.taken, c.taken)
 	if diff := cmp.Diff([]string{session}, takeovers); diff != "" {
 		t.Errorf("takeovers of B and C (-want +got):\n%s", diff)
 	}
@@ -376,7 +404,7 @@ func TestTakeoverLeavesWaitingSessions(t *testing.T) {
 
 	awaitCompleted(t, done)
 	eventually(t, "B to look at the waiting session", func() bool { return b.store.streamReads(events.SessionStream("waits")) > 0 })
-	if diff := cmp.Diff([]string{"runs"}, drain(b.taken)); diff != "" {
+	if diff := cmp.Diff([]string{"runs"}, awaitTakeovers(t, 1, b.taken)); diff != "" {
 		t.Errorf("B's takeovers (-want +got):\n%s", diff)
 	}
 	if b.h.Drives("waits") {
