@@ -238,15 +238,21 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+// freePorts returns n distinct loopback ports that were free a moment
+// ago. Every listener stays open until all n are picked: closed one by
+// one, the kernel may hand the same port out twice.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // natsNode is one server of the NATS cluster.
@@ -274,30 +280,59 @@ func (c *cluster) urls() []string {
 	return out
 }
 
+// clusterAttempts bounds the starts of a cluster whose servers exit at
+// once: a port picked by freePorts may be taken by another process
+// (another test's server or client) before the server binds it.
+const clusterAttempts = 3
+
 // startCluster starts three nats-servers routed to each other, each with
 // its own config file and store directory, and waits until JetStream has
-// a meta leader.
+// a meta leader. A cluster one of whose servers exits while it starts (a
+// port taken meanwhile) is killed and started again on fresh ports.
 func (h *harness) startCluster() *cluster {
 	h.t.Helper()
-	c := &cluster{h: h}
-	for i := range 3 {
-		n := &natsNode{name: fmt.Sprintf("nats%d", i+1), port: freePort(h.t), route: freePort(h.t)}
-		n.store = filepath.Join(h.dir, n.name, "store")
-		n.conf = filepath.Join(h.dir, n.name, "server.conf")
-		c.nodes = append(c.nodes, n)
+	for attempt := 1; ; attempt++ {
+		c := &cluster{h: h}
+		ports := freePorts(h.t, 6)
+		for i := range 3 {
+			n := &natsNode{name: fmt.Sprintf("nats%d", i+1), port: ports[2*i], route: ports[2*i+1]}
+			n.store = filepath.Join(h.dir, fmt.Sprintf("try%d", attempt), n.name, "store")
+			n.conf = filepath.Join(h.dir, fmt.Sprintf("try%d", attempt), n.name, "server.conf")
+			c.nodes = append(c.nodes, n)
+		}
+		for _, n := range c.nodes {
+			c.configure(n)
+			c.startNode(n)
+		}
+		err := c.ready()
+		if err == nil {
+			return c
+		}
+		var exited serverExited
+		if !errors.As(err, &exited) || attempt == clusterAttempts {
+			h.t.Fatal(err)
+		}
+		h.t.Logf("starting the NATS cluster again (attempt %d): %v", attempt+1, err)
+		for _, n := range c.nodes {
+			n.p.kill()
+		}
 	}
-	for _, n := range c.nodes {
-		var routes []string
-		for _, o := range c.nodes {
-			if o != n {
-				routes = append(routes, fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", o.route)))
-			}
+}
+
+// configure writes n's config file and creates its store directory.
+func (c *cluster) configure(n *natsNode) {
+	h := c.h
+	var routes []string
+	for _, o := range c.nodes {
+		if o != n {
+			routes = append(routes, fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", o.route)))
 		}
-		ping := ""
-		if h.stalePing > 0 {
-			ping = fmt.Sprintf("ping_interval: %q\nping_max: 2\n", h.stalePing.String())
-		}
-		conf := fmt.Sprintf(`server_name: %q
+	}
+	ping := ""
+	if h.stalePing > 0 {
+		ping = fmt.Sprintf("ping_interval: %q\nping_max: 2\n", h.stalePing.String())
+	}
+	conf := fmt.Sprintf(`server_name: %q
 listen: "127.0.0.1:%d"
 %sjetstream {
   store_dir: %q
@@ -308,17 +343,19 @@ cluster {
   routes: [%s]
 }
 `, n.name, n.port, ping, n.store, n.route, strings.Join(routes, ", "))
-		if err := os.MkdirAll(n.store, 0o755); err != nil {
-			h.t.Fatal(err)
-		}
-		if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
-			h.t.Fatal(err)
-		}
-		c.startNode(n)
+	if err := os.MkdirAll(n.store, 0o755); err != nil {
+		h.t.Fatal(err)
 	}
-	c.waitReady()
-	return c
+	if err := os.WriteFile(n.conf, []byte(conf), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
 }
+
+// serverExited is ready's error for a server that exited while it was
+// waited for (its log says why: a port in use, a bad config).
+type serverExited struct{ name, log string }
+
+func (e serverExited) Error() string { return fmt.Sprintf("%s exited (see %s)", e.name, e.log) }
 
 // startNode starts (or restarts) n on its config and store.
 func (c *cluster) startNode(n *natsNode) {
@@ -351,6 +388,11 @@ func (c *cluster) waitReady() {
 func (c *cluster) ready() error {
 	for _, n := range c.nodes {
 		err := retry(c.h.ctx, func(ctx context.Context) error {
+			select {
+			case <-n.p.done:
+				return backoffStop{serverExited{name: n.name, log: n.p.log}}
+			default:
+			}
 			nc, err := nats.Connect(n.url(), nats.Timeout(time.Second), nats.NoReconnect())
 			if err != nil {
 				return err
@@ -365,6 +407,10 @@ func (c *cluster) ready() error {
 			_, err = js.AccountInfo(actx)
 			return err
 		})
+		var stop backoffStop
+		if errors.As(err, &stop) {
+			return stop.err
+		}
 		if err != nil {
 			return fmt.Errorf("%s: JetStream not ready: %w", n.name, err)
 		}
