@@ -99,6 +99,11 @@ type Host struct {
 	js         jetstream.JetStream
 	poolMu     sync.Mutex
 	poolStream jetstream.Stream
+	// poolStored, when set (by tests), is called by the goroutine of a
+	// pooled call's publish once the stream acknowledged it: before the
+	// goroutine settles the publish (settled false), and after, before
+	// the acknowledgement goes to the scheduler (settled true).
+	poolStored func(settled bool)
 }
 
 // runEntry is what the tool host needs to execute the calls of one run:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -97,7 +98,25 @@ type remoteCall struct {
 	publishing   bool
 	publishingAt time.Time
 	pubFails     int
+	// inFlight is the publish under way, nil when none is.
+	inFlight *poolPublish
 }
+
+// poolPublish is one publish of a pooled call into the pool stream. Its
+// state settles the race between the stream's acknowledgement (handled
+// by the publishing goroutine) and the run's cancellation (handled by the
+// scheduler, which stops at once): whichever comes second deletes the
+// stored message, so a cancelled call does not stay queued for a worker.
+type poolPublish struct {
+	state atomic.Int32 // publishPending, publishStored or publishWithdrawn
+	seq   atomic.Uint64
+}
+
+const (
+	publishPending int32 = iota
+	publishStored
+	publishWithdrawn
+)
 
 // checkRemote makes the scheduler look for silent remote calls.
 type checkRemote struct{}
@@ -323,14 +342,28 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 	// same call after a takeover, a publish tried again) is taken for it.
 	msg := rc.pooledMsg
 	msg.Header.Set(jetstream.MsgIDHeader, uuid.NewString())
-	js, self, root, id, delivery := a.h.js, c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
+	p := &poolPublish{}
+	rc.inFlight = p
+	h, self, root, id, delivery := a.h, c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), MissedHeartbeats*WorkerHeartbeat)
 		defer cancel()
-		ack, err := js.PublishMsg(ctx, msg)
+		ack, err := h.js.PublishMsg(ctx, msg)
 		q := &queuedCall{callID: id, delivery: delivery, err: err}
 		if err == nil {
 			q.seq = ack.Sequence
+			if h.poolStored != nil {
+				h.poolStored(false)
+			}
+			p.seq.Store(ack.Sequence)
+			if !p.state.CompareAndSwap(publishPending, publishStored) {
+				// The run was cancelled while the publish was under way.
+				_ = h.dequeue(ctx, ack.Sequence, false)
+				return
+			}
+			if h.poolStored != nil {
+				h.poolStored(true)
+			}
 		}
 		root.Send(self, q)
 	}()
@@ -346,6 +379,7 @@ func (a *schedulerActor) onQueued(c actor.Context, m *queuedCall) {
 		return
 	}
 	if m.err != nil {
+		rc.inFlight = nil
 		// The stream is unavailable (a leader election, a server
 		// restarting): try the same delivery again, at a growing
 		// interval, up to the queue wait.
@@ -360,7 +394,7 @@ func (a *schedulerActor) onQueued(c actor.Context, m *queuedCall) {
 		time.AfterFunc(delay, func() { root.Send(self, &republishCall{callID: id, delivery: delivery}) })
 		return
 	}
-	rc.publishing = false
+	rc.publishing, rc.inFlight = false, nil
 	rc.lastSeen = time.Now()
 	// queued with heard set (a worker reported before the stream's
 	// acknowledgement came) leaves the call to the heartbeat deadline;
@@ -377,18 +411,25 @@ func (a *schedulerActor) takeOut(self *actor.PID, rc *remoteCall, look bool) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
 		defer cancel()
-		st, err := h.workerQueue(ctx)
-		if err == nil {
-			if look {
-				_, err = st.GetMsg(ctx, seq)
-			} else {
-				err = st.DeleteMsg(ctx, seq)
-			}
-		}
+		err := h.dequeue(ctx, seq, look)
 		if self != nil {
 			root.Send(self, &dequeuedCall{callID: id, delivery: delivery, look: look, err: err})
 		}
 	}()
+}
+
+// dequeue deletes the message at seq from the pool stream, or with look
+// only looks it up.
+func (h *Host) dequeue(ctx context.Context, seq uint64, look bool) error {
+	st, err := h.workerQueue(ctx)
+	if err != nil {
+		return err
+	}
+	if look {
+		_, err = st.GetMsg(ctx, seq)
+		return err
+	}
+	return st.DeleteMsg(ctx, seq)
 }
 
 // onDequeued fails a pooled call whose queued message it deleted (no
@@ -499,6 +540,11 @@ func (a *schedulerActor) closeRemote(c actor.Context, rc *remoteCall, msg string
 // the pooled calls no worker took yet out of the pool stream.
 func (a *schedulerActor) cancelRemote() {
 	for _, rc := range a.remote {
+		if p := rc.inFlight; p != nil && !p.state.CompareAndSwap(publishPending, publishWithdrawn) {
+			// Stored, and the acknowledgement is on its way to this
+			// actor, which stops before it arrives.
+			rc.queued, rc.seq = true, p.seq.Load()
+		}
 		if rc.queued && (!rc.heard || rc.sent > 1) {
 			a.takeOut(nil, rc, false)
 		}

@@ -1,0 +1,105 @@
+package actors
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// A run is cancelled while the pool stream's acknowledgement of its
+// pooled call is under way: the scheduler stops before the
+// acknowledgement reaches it, and the call must not stay queued for a
+// worker to run later. The cancel comes before the publishing goroutine
+// settles the publish (the goroutine deletes the message), and after (the
+// scheduler does).
+func TestPoolCallCancelledWhilePublishing(t *testing.T) {
+	for _, settled := range []bool{false, true} {
+		name := "before the publish settles"
+		if settled {
+			name = "after the publish settled"
+		}
+		t.Run(name, func(t *testing.T) { testPoolCallCancelledWhilePublishing(t, settled) })
+	}
+}
+
+func testPoolCallCancelledWhilePublishing(t *testing.T, settled bool) {
+	nc := testNATS(t)()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.CreateStream(t.Context(), WorkerQueueStreamConfig(bus.Default, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHost(HostConfig{Conn: nc, Store: memstore.New(), PublishEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	stored, release := make(chan struct{}), make(chan struct{})
+	h.poolStored = func(at bool) {
+		if at == settled {
+			close(stored)
+			<-release
+		}
+	}
+	work, err := toolsets.NewFunc("work", func(context.Context, struct{}) (string, error) { return "ran locally", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Register(&AgentSpec{Name: "a", Model: workModel(), Tools: []toolsets.Tool{work}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddPooledTools("p", "work"); err != nil {
+		t.Fatal(err)
+	}
+	done, stop := h.Watch("r1")
+	defer stop()
+	if _, err := h.Command(t.Context(), "s", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "work"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stored:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the pooled call was never stored")
+	}
+	if _, err := h.Command(t.Context(), "s", VerbCancel, CancelCommand{RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(15 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case o := <-done:
+			if ended = o.Status.Ended(); ended && o.Status != StatusCancelled {
+				t.Fatalf("run ended %v, want cancelled", o.Status)
+			}
+		case <-deadline:
+			t.Fatal("the run was not cancelled")
+		}
+	}
+	close(release)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	for {
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the cancelled call stays queued: %d messages in %s", info.State.Msgs, WorkerQueueStream(bus.Default))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
