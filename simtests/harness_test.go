@@ -375,16 +375,9 @@ func (c *cluster) restart(i int) error {
 	return c.ready()
 }
 
-// waitReady waits until every server accepts clients and JetStream
-// answers on each (the cluster has a meta leader).
-func (c *cluster) waitReady() {
-	c.h.t.Helper()
-	if err := c.ready(); err != nil {
-		c.h.t.Fatal(err)
-	}
-}
-
-// ready is waitReady returning its error.
+// ready waits until every server accepts clients and JetStream answers
+// on each (the cluster has a meta leader); it fails at once when a server
+// exits (serverExited).
 func (c *cluster) ready() error {
 	for _, n := range c.nodes {
 		err := retry(c.h.ctx, func(ctx context.Context) error {
