@@ -7,13 +7,15 @@
 //   js_slow      {ms}           -> "slept <ms>" after ms milliseconds,
 //                                  unless the call is cancelled first
 //
-// Usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY]]]
+// Usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY [QUEUE_REPLICAS]]]]
 //
 // Without POOL (or with an empty one) it takes calls from the core queue
 // group, with no limit on the calls it runs at once. With POOL it joins
 // that worker pool (docs/worker-protocol.md, "Worker pools"): it takes its
 // calls from the pool's JetStream work queue, running at most CONCURRENCY
-// calls at once (default 16).
+// calls at once (default 16). QUEUE_REPLICAS (1 to 5, default 1) are the
+// replicas of the pool stream when this worker creates it (3 on a
+// fault-tolerant cluster); a stream that exists keeps its configuration.
 //
 // It prints one line on stdout per event, for tests and operators:
 //   READY <worker id>               subscribed, serving
@@ -38,7 +40,7 @@ const PULL_RETRY_MS = 1_000;
 // heartbeats of 250 ms).
 const POOL_ACK_WAIT_MS = 1_000;
 
-const usage = "usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY]]]";
+const usage = "usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY [QUEUE_REPLICAS]]]]";
 const url = process.argv[2];
 if (!url) {
   console.error(usage);
@@ -59,6 +61,18 @@ if (process.argv[5] !== undefined && process.argv[5] !== "") {
   concurrency = Number(process.argv[5]);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     console.error(`weft js worker: concurrency ${JSON.stringify(process.argv[5])}: want an integer >= 1\n${usage}`);
+    process.exit(2);
+  }
+}
+let queueReplicas = 1;
+if (process.argv[6] !== undefined && process.argv[6] !== "") {
+  if (pool === "") {
+    console.error(`weft js worker: QUEUE_REPLICAS applies to a pooled worker only: give a POOL\n${usage}`);
+    process.exit(2);
+  }
+  queueReplicas = Number(process.argv[6]);
+  if (!Number.isInteger(queueReplicas) || queueReplicas < 1 || queueReplicas > 5) {
+    console.error(`weft js worker: queue replicas ${JSON.stringify(process.argv[6])}: want an integer from 1 to 5\n${usage}`);
     process.exit(2);
   }
 }
@@ -365,7 +379,7 @@ async function joinPool() {
       subjects: [`${ROOT}.worker.queue.>`],
       retention: RetentionPolicy.Workqueue,
       storage: StorageType.Memory,
-      num_replicas: 1,
+      num_replicas: queueReplicas,
       max_age: nanos(60 * 60 * 1000),
       discard: DiscardPolicy.Old,
     });

@@ -171,6 +171,9 @@ func TestJSPoolBadSettings(t *testing.T) {
 		{"zero concurrency", []string{"p", "0"}, "concurrency"},
 		{"fractional concurrency", []string{"p", "1.5"}, "concurrency"},
 		{"concurrency without a pool", []string{"", "4"}, "POOL"},
+		{"zero queue replicas", []string{"p", "", "0"}, "queue replicas"},
+		{"six queue replicas", []string{"p", "4", "6"}, "queue replicas"},
+		{"queue replicas without a pool", []string{"", "", "3"}, "POOL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), wait)
@@ -186,6 +189,45 @@ func TestJSPoolBadSettings(t *testing.T) {
 				t.Errorf("worker.mjs %q printed %q, want it to mention %q", tc.args, out, tc.want)
 			}
 		})
+	}
+}
+
+// TestJSPoolQueueReplicas starts the JavaScript worker, the first of its
+// pool, with three queue replicas on a single server: the server refuses
+// the pool stream (it cannot place three replicas) and the worker exits
+// saying so; with one replica it serves and the stream has one.
+func TestJSPoolQueueReplicas(t *testing.T) {
+	nodeBin := nodeBinary(t)
+	url := server(t)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodeBin, "worker.mjs", url, "replicated", "p", "", "3")
+	cmd.Dir = workerDir
+	out, err := cmd.CombinedOutput()
+	var exit interface{ ExitCode() int }
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("worker.mjs with 3 queue replicas on one server: %v (output %q), want exit status 1", err, out)
+	}
+	if !strings.Contains(string(out), "join pool p") || !strings.Contains(strings.ToLower(string(out)), "replica") {
+		t.Errorf("worker.mjs printed %q, want the refused pool stream's replicas", out)
+	}
+
+	startJSWorkerArgs(t, url, "single", "p", "", "1")
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, actors.WorkerQueueStream(bus.Default))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.CachedInfo().Config.Replicas; n != 1 {
+		t.Errorf("the pool stream has %d replicas, want 1", n)
 	}
 }
 
