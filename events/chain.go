@@ -78,11 +78,7 @@ func (h *hasher) sum(ev *Event) string {
 	str(ev.CorrelationID)
 	str(ev.CausationID)
 	str(ev.PrevHash)
-	data := []byte(ev.Data)
-	h.data.Reset()
-	if json.Compact(&h.data, data) == nil {
-		data = h.data.Bytes()
-	}
+	data := h.compact(ev.Data)
 	b = binary.BigEndian.AppendUint64(b, uint64(len(data)))
 	h.h.Reset()
 	h.h.Write(b)
@@ -90,6 +86,46 @@ func (h *hasher) sum(ev *Event) string {
 	h.buf = b
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.h.Sum(sum[:0]))
+}
+
+// compact returns data as json.Compact would write it, or data itself if
+// it is not valid JSON. Data with no white space outside its strings is
+// returned as it is without running Compact (the runtime's events, encoded
+// by json.Marshal, are already compact): Compact only removes such white
+// space, and leaves an invalid document to be hashed as it is either way.
+func (h *hasher) compact(data []byte) []byte {
+	if !hasInsignificantSpace(data) {
+		return data
+	}
+	h.data.Reset()
+	if json.Compact(&h.data, data) == nil {
+		return h.data.Bytes()
+	}
+	return data
+}
+
+// hasInsignificantSpace reports whether data has a JSON white space byte
+// outside its string literals.
+func hasInsignificantSpace(data []byte) bool {
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return true
+		}
+	}
+	return false
 }
 
 // appendUUID appends the string form of ev.ID to dst.
