@@ -48,9 +48,11 @@ func Hash(ev Event) string {
 
 // hasher holds reusable buffers for Hash.
 type hasher struct {
-	h    hash.Hash
-	buf  []byte
-	data bytes.Buffer
+	h      hash.Hash
+	buf    []byte
+	data   bytes.Buffer
+	digest [sha256.Size]byte
+	hexBuf [2 * sha256.Size]byte
 }
 
 var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
@@ -84,8 +86,8 @@ func (h *hasher) sum(ev *Event) string {
 	h.h.Write(b)
 	h.h.Write(data)
 	h.buf = b
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.h.Sum(sum[:0]))
+	hex.Encode(h.hexBuf[:], h.h.Sum(h.digest[:0]))
+	return string(h.hexBuf[:])
 }
 
 // compact returns data as json.Compact would write it, or data itself if
