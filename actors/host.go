@@ -104,6 +104,10 @@ type Host struct {
 	// goroutine settles the publish (settled false), and after, before
 	// the acknowledgement goes to the scheduler (settled true).
 	poolStored func(settled bool)
+
+	// dispatch runs the host's actors' mailboxes; props spawn them on it.
+	dispatch *dispatcher
+	props    []actor.PropsOption
 }
 
 // runEntry is what the tool host needs to execute the calls of one run:
@@ -141,11 +145,13 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		agents:   map[string]*AgentSpec{},
 		sessions: map[string]*actor.PID{},
 		watchers: map[string][]chan Outcome{},
+		dispatch: newDispatcher(),
 	}
+	h.props = []actor.PropsOption{actor.WithDispatcher(h.dispatch)}
 	if h.js, err = jetstream.New(cfg.Conn); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
-	h.tools = h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &toolActor{h: h} }))
+	h.tools = h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &toolActor{h: h} }, h.props...))
 	// The host serves every session and every tool it is asked about, so
 	// it subscribes to the wildcard forms bus builds.
 	var cmdSub *nats.Subscription
@@ -349,7 +355,7 @@ func (h *Host) session(id string) (*actor.PID, error) {
 	if err := events.ValidateStream(events.SessionStream(id)); err != nil {
 		return nil, err
 	}
-	pid := h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id) }))
+	pid := h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id) }, h.props...))
 	h.sessions[id] = pid
 	return pid, nil
 }
@@ -573,6 +579,7 @@ func (h *Host) Close() error {
 		return true
 	})
 	h.system.Shutdown()
+	h.dispatch.close()
 	// Wait for lifecycle steps abandoned after their timeouts.
 	h.mu.Lock()
 	specs := make([]*AgentSpec, 0, len(h.agents))

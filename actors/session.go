@@ -143,7 +143,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.self = c.Self()
-		a.life = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &lifecycleActor{h: a.h} }))
+		a.life = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &lifecycleActor{h: a.h} }, a.h.props...))
 		if a.load() == nil {
 			a.advance(c)
 		}
@@ -682,7 +682,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 				m.inFlight[q.CallID] = true
 			}
 			b := &scheduleBatch{runID: r.ID, calls: reqs, sequential: sequentialBatch(m.prep, r.Batch)}
-			m.scheduler = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: a.h, batch: b} }))
+			m.scheduler = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: a.h, batch: b} }, a.h.props...))
 			return
 		}
 		if a.st.ActiveRun() != r || r.batchDone() {
