@@ -623,5 +623,5 @@ func (h *Host) publish(evs []record) {
 // encodeEnvelope returns the JSON envelope of ev, byte for byte what
 // json.Marshal gives (see events.AppendJSON): the host publishes one per event.
 func encodeEnvelope(ev events.Event) ([]byte, error) {
-	return events.AppendJSON(make([]byte, 0, 320+len(ev.Data)), &ev, true)
+	return events.AppendJSON(make([]byte, 0, events.SizeHint(&ev)), &ev, true)
 }

@@ -54,6 +54,15 @@ func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// SizeHint returns a buffer capacity that holds ev's AppendJSON encoding
+// unless its strings need escaping: encoders allocate it once.
+func SizeHint(ev *Event) int {
+	// The member names, the quotes, the id, the numbers and the time take
+	// at most 320 bytes; the strings and the data take their length.
+	return 320 + len(ev.Stream) + len(ev.Type) + len(ev.SessionID) + len(ev.RunID) + len(ev.ToolCallID) +
+		len(ev.CorrelationID) + len(ev.CausationID) + len(ev.PrevHash) + len(ev.Data)
+}
+
 // appendJSONString appends s as a JSON string, as encoding/json writes it.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {

@@ -2,6 +2,8 @@ package events_test
 
 import (
 	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +63,33 @@ func TestAppendJSON(t *testing.T) {
 	bad.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 	if _, err := events.AppendJSON(nil, &bad, true); err == nil {
 		t.Error("AppendJSON of a year-10000 time: no error, want json.Marshal's refusal")
+	}
+}
+
+// TestSizeHint: an envelope with every member at its largest (numbers at
+// their maximum, a time with a zone offset and nanoseconds, long strings
+// that need no escaping) fits the hinted capacity.
+func TestSizeHint(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	ev := events.Event{
+		ID: uuid.MustParse("01a2274e-0000-7000-8000-000000000001"), Stream: "session-" + long, Version: math.MaxUint64,
+		Position: math.MaxUint64, Type: events.TypeToolReturned, SchemaVersion: math.MinInt,
+		Time:      time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.FixedZone("x", -(9*3600+30*60))),
+		SessionID: long, RunID: long, ToolCallID: long, CorrelationID: long, CausationID: long,
+		PrevHash: strings.Repeat("f", 64), Data: json.RawMessage(`{"tool":"` + long + `"}`),
+	}
+	for _, withPosition := range []bool{true, false} {
+		hint := events.SizeHint(&ev)
+		got, err := events.AppendJSON(make([]byte, 0, hint), &ev, withPosition)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > hint {
+			t.Errorf("AppendJSON(position %v) is %d bytes, SizeHint says %d", withPosition, len(got), hint)
+		}
+	}
+	min := events.Event{ID: ev.ID, Stream: "s", Type: events.TypeRunStarted, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if got, err := events.AppendJSON(nil, &min, true); err != nil || len(got) > events.SizeHint(&min) {
+		t.Errorf("AppendJSON(minimal) = %d bytes (%v), SizeHint says %d", len(got), err, events.SizeHint(&min))
 	}
 }

@@ -35,7 +35,7 @@ type wireEvent struct {
 // append encodes one per event); strings that need escaping, and times
 // json.Marshal refuses, go through encoding/json.
 func encodeEvent(ev *events.Event) ([]byte, error) {
-	return events.AppendJSON(make([]byte, 0, 256+len(ev.Data)), ev, false)
+	return events.AppendJSON(make([]byte, 0, events.SizeHint(ev)), ev, false)
 }
 
 // decodeEvent decodes a message body into an event at position pos.
