@@ -31,7 +31,7 @@ type Store struct {
 	maxData int
 
 	mu      sync.Mutex
-	all     []events.Event      // the global log; all[i].Position == i+1
+	all     eventLog            // the global log; all.at(p).Position == p
 	streams map[string][]uint64 // stream → positions of its events; index = version-1
 	hashes  map[string]string   // stream → events.Hash of its last event
 	ids     map[uuid.UUID]uint64
@@ -101,8 +101,8 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	s.hashes[stream] = events.Chain(batch, current, s.hashes[stream])
 	for i := range batch {
 		ev := &batch[i]
-		ev.Position = uint64(len(s.all)) + 1
-		s.all = append(s.all, *ev)
+		ev.Position = s.all.len() + 1
+		s.all.add(*ev)
 		positions = append(positions, ev.Position)
 		s.ids[ev.ID] = ev.Position
 	}
@@ -124,7 +124,7 @@ func (s *Store) duplicateLocked(stream string, batch []events.Event) (events.App
 	var stored []events.Event
 	for _, ev := range batch {
 		if pos, ok := s.ids[ev.ID]; ok {
-			stored = append(stored, s.all[pos-1])
+			stored = append(stored, *s.all.at(pos))
 		}
 	}
 	if len(stored) == 0 {
@@ -169,7 +169,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 	}
 	out := make([]events.Event, 0, uint64(len(positions))-from+1)
 	for _, pos := range positions[from-1:] {
-		out = append(out, clone(s.all[pos-1]))
+		out = append(out, clone(*s.all.at(pos)))
 	}
 	return out, nil
 }
@@ -244,13 +244,13 @@ func (s *Store) readChunk(ctx context.Context, op string, after uint64) ([]event
 	if s.closed {
 		return nil, nil, &events.Error{Op: op, Err: events.ErrClosed}
 	}
-	if after >= uint64(len(s.all)) {
+	if after >= s.all.len() {
 		return nil, s.changed, nil
 	}
-	src := s.all[after:min(after+chunk, uint64(len(s.all)))]
-	out := make([]events.Event, len(src))
-	for i, ev := range src {
-		out[i] = clone(ev)
+	last := min(after+chunk, s.all.len())
+	out := make([]events.Event, 0, last-after)
+	for pos := after + 1; pos <= last; pos++ {
+		out = append(out, clone(*s.all.at(pos)))
 	}
 	return out, nil, nil
 }
@@ -271,6 +271,42 @@ func (s *Store) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
+}
+
+// logBlock is how many events a block of the global log holds. The log
+// grows a block at a time and never copies the blocks it has (one growing
+// slice copied the whole log at every growth: the largest cost of an
+// append in BenchmarkRun); only the first block grows by append, so a
+// small store stays small.
+const logBlock = 4096
+
+// eventLog is the global log, in blocks of logBlock events.
+type eventLog struct {
+	blocks [][]events.Event
+	n      uint64
+}
+
+// len returns the number of events in the log.
+func (l *eventLog) len() uint64 { return l.n }
+
+// at returns the event at position pos (1 to len()).
+func (l *eventLog) at(pos uint64) *events.Event {
+	i := pos - 1
+	return &l.blocks[i/logBlock][i%logBlock]
+}
+
+// add appends ev to the log.
+func (l *eventLog) add(ev events.Event) {
+	if n := len(l.blocks); n == 0 || len(l.blocks[n-1]) == logBlock {
+		var b []events.Event
+		if n > 0 {
+			b = make([]events.Event, 0, logBlock)
+		}
+		l.blocks = append(l.blocks, b)
+	}
+	last := &l.blocks[len(l.blocks)-1]
+	*last = append(*last, ev)
+	l.n++
 }
 
 // clone returns ev with its own copy of Data, so callers cannot change the

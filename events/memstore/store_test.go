@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -142,6 +143,57 @@ func TestCancelledContext(t *testing.T) {
 	for _, err := range s.ReadAll(ctx, 0) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("ReadAll: %v, want context.Canceled", err)
+		}
+	}
+}
+
+// TestLogAcrossBlocks appends more events than two blocks of the global
+// log hold, over three streams, and reads them back in both orders: every
+// event at its position, each stream in version order, the chain intact.
+func TestLogAcrossBlocks(t *testing.T) {
+	s := memstore.New()
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	const n = 2*4096 + 37
+	streams := []string{"a", "b", "c"}
+	for i := range n {
+		ev := events.MustNew(events.TypeToolProgress, events.ToolProgress{Tool: "t" + strconv.Itoa(i)})
+		if _, err := s.Append(ctx, streams[i%3], events.Any, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	i := 0
+	for ev, err := range s.ReadAll(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Position != uint64(i+1) || ev.Stream != streams[i%3] || string(ev.Data) != `{"tool":"t`+strconv.Itoa(i)+`"}` {
+			t.Fatalf("event %d: position %d, stream %q, data %s", i, ev.Position, ev.Stream, ev.Data)
+		}
+		i++
+	}
+	if i != n {
+		t.Fatalf("ReadAll returned %d events, want %d", i, n)
+	}
+	for k, stream := range streams {
+		evs, err := s.ReadStream(ctx, stream, 2000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (n-k+2)/3 - 1999; len(evs) != want {
+			t.Fatalf("stream %s from version 2000: %d events, want %d", stream, len(evs), want)
+		}
+		for j, ev := range evs {
+			if ev.Version != uint64(2000+j) || ev.Position != uint64(3*(1999+j)+k+1) {
+				t.Fatalf("stream %s event %d: version %d position %d", stream, j, ev.Version, ev.Position)
+			}
+		}
+		all, err := s.ReadStream(ctx, stream, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := events.VerifyChain(all); err != nil {
+			t.Errorf("stream %s: %v", stream, err)
 		}
 	}
 }
