@@ -102,9 +102,9 @@ func calls(b *testing.B, n int, wait time.Duration) ([]toolsets.Tool, llm.Respon
 //	go test -run '^$' -bench . -benchmem -benchtime=2s .
 //
 // What limits it (CPU profiles, 2 cores): on memstore, per event the JSON
-// encoding, the store's append (memstore keeps every event in one growing
-// slice) and the NATS publish of the event (about 10 µs an event, 11 events
-// for (a)); per NATS hop (command, tool request, tool report) 10–20 µs of
+// encoding, the store's append (writing the event into fresh memory and
+// hashing it for the chain) and the NATS publish of the event (about 10 µs
+// an event, 11 events for (a)); per NATS hop (command, tool request, tool report) 10–20 µs of
 // in-process delivery and JSON decoding; then GC. On JetStream, each event
 // is one acknowledged publish (about 23 µs; a run's steps are split into
 // single-event appends, see the actors package doc, "Appends"), so (a)
