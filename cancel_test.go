@@ -110,3 +110,71 @@ func TestRunCancelledWhileStartInFlight(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Closing the runtime while a run is under way ends the callers waiting on
+// it (Run, Wait, RunStream) with ErrClosed instead of leaving them until
+// their ctx ends; a call after Close fails with ErrClosed too.
+func TestCloseEndsWaitingCallers(t *testing.T) {
+	rt, err := weft.Start(t.Context(), weft.Config{Store: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	started := make(chan struct{}, 3)
+	block := tool(t, "block", func(ctx context.Context, _ *toolsets.ToolContext, _ noArgs) (any, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	callBlock := llm.Func(func(context.Context, *llm.Request) (*llm.Response, error) {
+		r := llm.ScriptToolCalls(call("c1", "block", `{}`))
+		return &r, nil
+	})
+	a, err := rt.NewAgent("closer", weft.AgentConfig{Model: callBlock, Tools: []toolsets.Tool{block}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 3)
+	s := a.NewSession()
+	go func() {
+		_, err := s.Run(t.Context(), "go")
+		ended <- err
+	}()
+	<-started
+	st, err := s.State(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := st.ActiveRun()
+	if run == nil {
+		t.Fatal("no active run")
+	}
+	go func() {
+		_, err := s.Wait(t.Context(), run.ID)
+		ended <- err
+	}()
+	go func() {
+		var last error
+		for _, err := range a.NewSession().RunStream(t.Context(), "go") {
+			last = err
+		}
+		ended <- last
+	}()
+	<-started
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		select {
+		case err := <-ended:
+			if !errors.Is(err, weft.ErrClosed) {
+				t.Errorf("a waiting caller ended with %v, want ErrClosed", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiting caller still waits after Close")
+		}
+	}
+	if _, err := a.NewSession().Run(t.Context(), "go"); !errors.Is(err, weft.ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}

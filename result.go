@@ -127,4 +127,7 @@ var (
 	ErrDuplicateDecision = actors.ErrDuplicateDecision
 	ErrMissingDecisions  = actors.ErrMissingDecisions
 	ErrWrongDecision     = actors.ErrWrongDecision
+	// ErrClosed: the runtime was closed (Runtime.Close) while the call was
+	// made or under way.
+	ErrClosed = actors.ErrHostClosed
 )

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -157,6 +159,11 @@ type Runtime struct {
 	subj   bus.Subjects
 	tmp    string         // a temporary JetStream directory, removed on Close
 	leases *actors.Leases // nil on the embedded server
+	// closeOnce runs Close once. Close keeps the fields set: sessions and
+	// watchers may still use them concurrently, and get ErrClosed.
+	closeOnce sync.Once
+	closeErr  error
+	closed    atomic.Bool
 }
 
 func tempDir() (string, error) {
@@ -264,8 +271,8 @@ func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 // block. On the embedded server (a single node) it returns an error that
 // matches actors.ErrNoLeases at once.
 func (rt *Runtime) WatchTakeovers(ctx context.Context, taken func(sessionID string)) error {
-	if rt.host == nil {
-		return errors.New("weft: the runtime is closed")
+	if rt.closed.Load() {
+		return fmt.Errorf("weft: %w", ErrClosed)
 	}
 	if err := rt.host.WatchLeases(ctx, taken); err != nil {
 		return fmt.Errorf("weft: %w", err)
@@ -304,27 +311,25 @@ func (rt *Runtime) Subjects() bus.Subjects { return rt.subj }
 // the runtime opened, the connection and the embedded server. It is
 // idempotent.
 func (rt *Runtime) Close() error {
-	if rt.host != nil {
-		_ = rt.host.Close()
-		rt.host = nil
-	}
-	var err error
-	if rt.owns && rt.store != nil {
-		err = rt.store.Close()
-		rt.store = nil
-	}
-	rt.closeConn()
-	return err
+	rt.closeOnce.Do(func() {
+		rt.closed.Store(true)
+		if rt.host != nil {
+			_ = rt.host.Close()
+		}
+		if rt.owns && rt.store != nil {
+			rt.closeErr = rt.store.Close()
+		}
+		rt.closeConn()
+	})
+	return rt.closeErr
 }
 
 func (rt *Runtime) closeConn() {
 	if rt.conn != nil {
 		rt.conn.Close()
-		rt.conn = nil
 	}
 	if rt.server != nil {
 		rt.server.Shutdown()
-		rt.server = nil
 	}
 	if rt.tmp != "" {
 		_ = os.RemoveAll(rt.tmp)

@@ -104,6 +104,8 @@ func (s *Session) Wait(ctx context.Context, runID string) (*Result, error) {
 				return nil, err
 			}
 			return finish(o)
+		case <-s.agent.rt.host.Done():
+			return nil, fmt.Errorf("weft: wait for run %q: %w", runID, ErrClosed)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -164,6 +166,8 @@ func (s *Session) command(ctx context.Context, runID, verb string, body any) (*R
 				return nil, err
 			}
 			return finish(o)
+		case <-host.Done():
+			return nil, fmt.Errorf("weft: run %q: %w", runID, ErrClosed)
 		case <-ctx.Done():
 			s.cancelAfter(ctx, runID)
 			return nil, ctx.Err()
@@ -295,6 +299,9 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 			select {
 			case <-ctx.Done():
 				yield(events.Event{}, ctx.Err())
+				return
+			case <-rt.host.Done():
+				yield(events.Event{}, fmt.Errorf("weft: run %q: %w", runID, ErrClosed))
 				return
 			case m := <-msgs:
 				var ev events.Event

@@ -39,6 +39,9 @@ var (
 	// carried out and nothing was recorded: retry it. It also matches
 	// ErrInternal, the code such failures had before.
 	ErrUnavailable = fmt.Errorf("actors: session temporarily unavailable (%w)", ErrInternal)
+	// ErrHostClosed: the host was closed; it takes no more commands. It is
+	// returned locally only (never sent as a command error's code).
+	ErrHostClosed = errors.New("actors: host closed")
 )
 
 var codes = map[string]error{

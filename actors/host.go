@@ -74,6 +74,7 @@ type Host struct {
 	sessions map[string]*actor.PID
 	watchers map[string][]chan Outcome
 	closed   bool
+	done     chan struct{} // closed when Close begins
 
 	runs sync.Map // runKey → *runEntry
 	// runToolsets are toolsets attached to one run (run id →
@@ -146,6 +147,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		sessions: map[string]*actor.PID{},
 		watchers: map[string][]chan Outcome{},
 		dispatch: newDispatcher(),
+		done:     make(chan struct{}),
 	}
 	h.props = []actor.PropsOption{actor.WithDispatcher(h.dispatch)}
 	if h.js, err = jetstream.New(cfg.Conn); err != nil {
@@ -301,6 +303,12 @@ func (h *Host) Agent(name string) (*AgentSpec, bool) {
 // weft.cmd.session.<id>.<verb>) and returns its reply. A refused command
 // returns its *CommandError.
 func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (CommandReply, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return CommandReply{}, ErrHostClosed
+	}
 	subject, err := h.subj.Command(sessionID, verb)
 	if err != nil {
 		return CommandReply{}, fmt.Errorf("%w: %v", ErrBadCommand, err)
@@ -347,7 +355,7 @@ func (h *Host) session(id string) (*actor.PID, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, errors.New("host closed")
+		return nil, ErrHostClosed
 	}
 	if pid, ok := h.sessions[id]; ok {
 		return pid, nil
@@ -432,6 +440,10 @@ func (h *Host) Watch(runID string) (<-chan Outcome, func()) {
 		}
 	}
 }
+
+// Done returns a channel closed when Close begins: a caller waiting for a
+// run's outcome (Watch) stops waiting then, the host hears no more.
+func (h *Host) Done() <-chan struct{} { return h.done }
 
 // Drives reports whether this host has a session actor for session id:
 // with leases, whether this node drives the session now. Watch hears the
@@ -562,6 +574,7 @@ func (h *Host) Close() error {
 		return nil
 	}
 	h.closed = true
+	close(h.done)
 	pids := make([]*actor.PID, 0, len(h.sessions))
 	for _, p := range h.sessions {
 		pids = append(pids, p)
