@@ -106,6 +106,11 @@ type Host struct {
 	// the acknowledgement goes to the scheduler (settled true).
 	poolStored func(settled bool)
 
+	// bg counts the goroutines that publish pooled calls into the pool
+	// stream or take them out of it: Close waits for them, so the calls
+	// of the runs it stops are withdrawn before the connection closes.
+	bg sync.WaitGroup
+
 	// dispatch runs the host's actors' mailboxes; props spawn them on it.
 	dispatch *dispatcher
 	props    []actor.PropsOption
@@ -593,6 +598,7 @@ func (h *Host) Close() error {
 	})
 	h.system.Shutdown()
 	h.dispatch.close()
+	h.bg.Wait()
 	// Wait for lifecycle steps abandoned after their timeouts.
 	h.mu.Lock()
 	specs := make([]*AgentSpec, 0, len(h.agents))

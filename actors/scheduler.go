@@ -61,6 +61,13 @@ type scheduleBatch struct {
 	calls []ToolRequest
 	// sequential runs the calls one at a time in model order.
 	sequential bool
+	// handOver is set by the session actor before it stops the scheduler
+	// because it stops driving the session (its node closes, or another
+	// node took the session over) while the run goes on: the node that
+	// carries the run on delivers the open remote calls again under the
+	// same ids, so they are not cancelled (a worker remembers a cancel
+	// that precedes a call, and would answer that delivery "cancelled").
+	handOver atomic.Bool
 }
 
 // toolMsg carries a tool actor's report from the scheduler to the session.
@@ -230,7 +237,7 @@ func (a *schedulerActor) Receive(c actor.Context) {
 		if a.stop != nil {
 			close(a.stop)
 		}
-		a.cancelRemote()
+		a.cancelRemote(!a.batch.handOver.Load())
 	}
 }
 
@@ -345,7 +352,9 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 	p := &poolPublish{}
 	rc.inFlight = p
 	h, self, root, id, delivery := a.h, c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
+	h.bg.Add(1)
 	go func() {
+		defer h.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), MissedHeartbeats*WorkerHeartbeat)
 		defer cancel()
 		ack, err := h.js.PublishMsg(ctx, msg)
@@ -408,7 +417,9 @@ func (a *schedulerActor) onQueued(c actor.Context, m *queuedCall) {
 func (a *schedulerActor) takeOut(self *actor.PID, rc *remoteCall, look bool) {
 	rc.takingOut = true
 	h, root, seq, id, delivery := a.h, a.h.system.Root, rc.seq, rc.req.CallID, rc.sent
+	h.bg.Add(1)
 	go func() {
+		defer h.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
 		defer cancel()
 		err := h.dequeue(ctx, seq, look)
@@ -536,9 +547,9 @@ func (a *schedulerActor) closeRemote(c actor.Context, rc *remoteCall, msg string
 	}
 }
 
-// cancelRemote publishes a cancel for every open remote call, and takes
-// the pooled calls no worker took yet out of the pool stream.
-func (a *schedulerActor) cancelRemote() {
+// cancelRemote takes the pooled calls no worker took yet out of the pool
+// stream and, with cancel, publishes a cancel for every open remote call.
+func (a *schedulerActor) cancelRemote(cancel bool) {
 	for _, rc := range a.remote {
 		if p := rc.inFlight; p != nil && !p.state.CompareAndSwap(publishPending, publishWithdrawn) {
 			// Stored, and the acknowledgement is on its way to this
@@ -547,6 +558,9 @@ func (a *schedulerActor) cancelRemote() {
 		}
 		if rc.queued && (!rc.heard || rc.sent > 1) {
 			a.takeOut(nil, rc, false)
+		}
+		if !cancel {
+			continue
 		}
 		if subject, err := WorkerCancelSubject(a.h.subj, rc.req.SessionID, rc.req.RunID, rc.req.CallID); err == nil {
 			_ = a.h.cfg.Conn.Publish(subject, nil)

@@ -89,6 +89,7 @@ type runMem struct {
 	preparing bool
 	modelBusy bool
 	scheduler *actor.PID
+	batch     *scheduleBatch // the running scheduler's batch
 	inFlight  map[string]bool
 	// lcs drive the run's toolsets (the agent's, then the run's own);
 	// prepared says whether any was prepared for the run in this process
@@ -164,7 +165,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 		a.flush(c)
 	case *batchFinished:
 		if a.run != nil && a.run.id == m.runID {
-			a.run.scheduler = nil
+			a.run.scheduler, a.run.batch = nil, nil
 			a.advance(c)
 		}
 	case *actor.Stopping:
@@ -309,7 +310,9 @@ func (a *sessionActor) appendSteps(recs ...record) error {
 }
 
 // endRun forgets the in-memory part of the active run and cancels whatever
-// it still has running.
+// it still has running on this node. Its remote calls are cancelled only
+// when the run ended (cause errRunCancelled); when this node stops driving
+// the session, the node that carries the run on delivers them again.
 func (a *sessionActor) endRun(cause error) {
 	m := a.run
 	if m == nil {
@@ -317,6 +320,9 @@ func (a *sessionActor) endRun(cause error) {
 	}
 	a.run = nil
 	if m.scheduler != nil {
+		if !errors.Is(cause, errRunCancelled) {
+			m.batch.handOver.Store(true)
+		}
 		a.h.system.Root.Stop(m.scheduler)
 	}
 	if m.entry != nil {
@@ -682,7 +688,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 				m.inFlight[q.CallID] = true
 			}
 			b := &scheduleBatch{runID: r.ID, calls: reqs, sequential: sequentialBatch(m.prep, r.Batch)}
-			m.scheduler = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: a.h, batch: b} }, a.h.props...))
+			m.scheduler, m.batch = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: a.h, batch: b} }, a.h.props...)), b
 			return
 		}
 		if a.st.ActiveRun() != r || r.batchDone() {

@@ -29,6 +29,7 @@ type holdTool struct {
 	ran     []string       // "<worker> <session> <call>" of every call started
 	started chan string    // the session of each call started
 	release chan struct{}  // closed: every held call returns
+	stopped []string       // "<worker> <session> <call>" of every call cancelled
 }
 
 func newHoldTool() *holdTool {
@@ -52,6 +53,9 @@ func (h *holdTool) tool(t *testing.T, id string) toolsets.Tool {
 		h.started <- tc.SessionID
 		select {
 		case <-ctx.Done():
+			h.mu.Lock()
+			h.stopped = append(h.stopped, id+" "+tc.SessionID+" "+tc.CallID)
+			h.mu.Unlock()
 			return "", ctx.Err()
 		case <-h.release:
 			return "held by " + id, nil
