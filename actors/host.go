@@ -571,7 +571,10 @@ func (h *Host) carryOn(ctx context.Context, id string) (bool, error) {
 }
 
 // Close stops the host: its subscriptions, then every actor, cancelling
-// the runs' tools. It does not close the connection or the store.
+// the runs' local tools (remote calls are left to the node that carries
+// the runs on). It waits for the deletes of its pooled calls still queued
+// in the pool stream (up to 5 s each when JetStream does not answer). It
+// does not close the connection or the store.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	if h.closed {
