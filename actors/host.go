@@ -107,9 +107,12 @@ type Host struct {
 	poolStored func(settled bool)
 
 	// bg counts the goroutines that publish pooled calls into the pool
-	// stream or take them out of it: Close waits for them, so the calls
-	// of the runs it stops are withdrawn before the connection closes.
-	bg sync.WaitGroup
+	// stream or take them out of it (see background): Close waits for
+	// them, so the calls of the runs it stops are withdrawn before the
+	// connection closes. bgMu orders their Adds before that Wait.
+	bg       sync.WaitGroup
+	bgMu     sync.Mutex
+	bgClosed bool
 
 	// dispatch runs the host's actors' mailboxes; props spawn them on it.
 	dispatch *dispatcher
@@ -446,6 +449,23 @@ func (h *Host) Watch(runID string) (<-chan Outcome, func()) {
 	}
 }
 
+// background runs fn in a goroutine of its own that Close waits for; once
+// Close waits, in one it does not wait for.
+func (h *Host) background(fn func()) {
+	h.bgMu.Lock()
+	if h.bgClosed {
+		h.bgMu.Unlock()
+		go fn()
+		return
+	}
+	h.bg.Add(1)
+	h.bgMu.Unlock()
+	go func() {
+		defer h.bg.Done()
+		fn()
+	}()
+}
+
 // Done returns a channel closed when Close begins: a caller waiting for a
 // run's outcome (Watch) stops waiting then, the host hears no more.
 func (h *Host) Done() <-chan struct{} { return h.done }
@@ -601,6 +621,9 @@ func (h *Host) Close() error {
 	})
 	h.system.Shutdown()
 	h.dispatch.close()
+	h.bgMu.Lock()
+	h.bgClosed = true
+	h.bgMu.Unlock()
 	h.bg.Wait()
 	// Wait for lifecycle steps abandoned after their timeouts.
 	h.mu.Lock()

@@ -352,9 +352,7 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 	p := &poolPublish{}
 	rc.inFlight = p
 	h, self, root, id, delivery := a.h, c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
-	h.bg.Add(1)
-	go func() {
-		defer h.bg.Done()
+	h.background(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), MissedHeartbeats*WorkerHeartbeat)
 		defer cancel()
 		ack, err := h.js.PublishMsg(ctx, msg)
@@ -366,8 +364,11 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 			}
 			p.seq.Store(ack.Sequence)
 			if !p.state.CompareAndSwap(publishPending, publishStored) {
-				// The run was cancelled while the publish was under way.
-				_ = h.dequeue(ctx, ack.Sequence, false)
+				// The run was cancelled (or its node stopped driving
+				// it) while the publish was under way.
+				dctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
+				defer cancel()
+				_ = h.dequeue(dctx, ack.Sequence, false)
 				return
 			}
 			if h.poolStored != nil {
@@ -375,7 +376,7 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 			}
 		}
 		root.Send(self, q)
-	}()
+	})
 }
 
 // onQueued records that the pool stream stored a delivery of a pooled
@@ -417,16 +418,14 @@ func (a *schedulerActor) onQueued(c actor.Context, m *queuedCall) {
 func (a *schedulerActor) takeOut(self *actor.PID, rc *remoteCall, look bool) {
 	rc.takingOut = true
 	h, root, seq, id, delivery := a.h, a.h.system.Root, rc.seq, rc.req.CallID, rc.sent
-	h.bg.Add(1)
-	go func() {
-		defer h.bg.Done()
+	h.background(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
 		defer cancel()
 		err := h.dequeue(ctx, seq, look)
 		if self != nil {
 			root.Send(self, &dequeuedCall{callID: id, delivery: delivery, look: look, err: err})
 		}
-	}()
+	})
 }
 
 // dequeue deletes the message at seq from the pool stream, or with look
