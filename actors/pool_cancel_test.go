@@ -2,9 +2,11 @@ package actors
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/bus"
@@ -101,5 +103,63 @@ func testPoolCallCancelledWhilePublishing(t *testing.T, settled bool) {
 			t.Fatalf("the cancelled call stays queued: %d messages in %s", info.State.Msgs, WorkerQueueStream(bus.Default))
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// lostAckJS stores the first publish but reports it as failed (its
+// acknowledgement lost, as in a leader election), then publishes normally.
+type lostAckJS struct {
+	jetstream.JetStream
+	publishes atomic.Int32
+}
+
+func (l *lostAckJS) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ack, err := l.JetStream.PublishMsg(ctx, msg, opts...)
+	if l.publishes.Add(1) == 1 && err == nil {
+		return nil, context.DeadlineExceeded
+	}
+	return ack, err
+}
+
+// A pooled call whose publish the stream stored but whose acknowledgement
+// was lost is published again under the same message id: the stream keeps
+// one copy, so the call runs once.
+func TestPoolPublishTriedAgainIsStoredOnce(t *testing.T) {
+	nc := testNATS(t)()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.CreateStream(t.Context(), WorkerQueueStreamConfig(bus.Default, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHost(HostConfig{Conn: nc, Store: memstore.New(), PublishEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	lost := &lostAckJS{JetStream: h.js}
+	h.js = lost
+	work, err := toolsets.NewFunc("work", func(context.Context, struct{}) (string, error) { return "ran locally", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Register(&AgentSpec{Name: "a", Model: workModel(), Tools: []toolsets.Tool{work}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddPooledTools("p", "work"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Command(t.Context(), "s", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "work"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the publish to be tried again", func() bool { return lost.publishes.Load() >= 2 })
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Errorf("the pool stream holds %d copies of the call, want 1", info.State.Msgs)
 	}
 }

@@ -332,6 +332,11 @@ func (a *schedulerActor) deliver(c actor.Context, rc *remoteCall) error {
 		return a.h.cfg.Conn.PublishMsg(msg)
 	}
 	msg.Header.Set(HeaderReply, a.inbox)
+	// An id of this delivery's own: a publish of it tried again (its
+	// acknowledgement timed out, yet the stream may have stored it) is
+	// stored once, and no other delivery (a later one, or another node's
+	// after a takeover) is taken for it.
+	msg.Header.Set(jetstream.MsgIDHeader, uuid.NewString())
 	rc.pooledMsg = msg
 	a.publishPooled(c, rc)
 	return nil
@@ -344,11 +349,7 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 	if !rc.publishing {
 		rc.publishing, rc.publishingAt = true, time.Now()
 	}
-	// A fresh id for each publish: the client's own retries of it are
-	// stored once, and no other publish (another node's delivery of the
-	// same call after a takeover, a publish tried again) is taken for it.
 	msg := rc.pooledMsg
-	msg.Header.Set(jetstream.MsgIDHeader, uuid.NewString())
 	p := &poolPublish{}
 	rc.inFlight = p
 	h, self, root, id, delivery := a.h, c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
