@@ -31,36 +31,13 @@ func TestPoolCallCancelledWhilePublishing(t *testing.T) {
 }
 
 func testPoolCallCancelledWhilePublishing(t *testing.T, settled bool) {
-	nc := testNATS(t)()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := js.CreateStream(t.Context(), WorkerQueueStreamConfig(bus.Default, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHost(HostConfig{Conn: nc, Store: memstore.New(), PublishEvents: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h, st := pooledHost(t)
 	stored, release := make(chan struct{}), make(chan struct{})
 	h.poolStored = func(at bool) {
 		if at == settled {
 			close(stored)
 			<-release
 		}
-	}
-	work, err := toolsets.NewFunc("work", func(context.Context, struct{}) (string, error) { return "ran locally", nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Register(&AgentSpec{Name: "a", Model: workModel(), Tools: []toolsets.Tool{work}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.AddPooledTools("p", "work"); err != nil {
-		t.Fatal(err)
 	}
 	done, stop := h.Watch("r1")
 	defer stop()
@@ -125,6 +102,27 @@ func (l *lostAckJS) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetst
 // was lost is published again under the same message id: the stream keeps
 // one copy, so the call runs once.
 func TestPoolPublishTriedAgainIsStoredOnce(t *testing.T) {
+	h, st := pooledHost(t)
+	lost := &lostAckJS{JetStream: h.js}
+	h.js = lost
+	if _, err := h.Command(t.Context(), "s", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "work"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the publish to be tried again", func() bool { return lost.publishes.Load() >= 2 })
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Errorf("the pool stream holds %d copies of the call, want 1", info.State.Msgs)
+	}
+}
+
+// pooledHost starts a host on a fresh NATS server whose agent "a" calls
+// the tool work, served by the workers of pool "p" (none run: calls stay
+// in the pool stream, which it returns).
+func pooledHost(t *testing.T) (*Host, jetstream.Stream) {
+	t.Helper()
 	nc := testNATS(t)()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -139,8 +137,6 @@ func TestPoolPublishTriedAgainIsStoredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	lost := &lostAckJS{JetStream: h.js}
-	h.js = lost
 	work, err := toolsets.NewFunc("work", func(context.Context, struct{}) (string, error) { return "ran locally", nil })
 	if err != nil {
 		t.Fatal(err)
@@ -151,15 +147,5 @@ func TestPoolPublishTriedAgainIsStoredOnce(t *testing.T) {
 	if err := h.AddPooledTools("p", "work"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Command(t.Context(), "s", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "work"}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the publish to be tried again", func() bool { return lost.publishes.Load() >= 2 })
-	info, err := st.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State.Msgs != 1 {
-		t.Errorf("the pool stream holds %d copies of the call, want 1", info.State.Msgs)
-	}
+	return h, st
 }
