@@ -247,6 +247,20 @@ func awaitTakeovers(t *testing.T, n int, taken ...chan string) []string {
 	return got
 }
 
+// checkTakenOver checks that node b's watcher took session over (and no
+// other), reading that session's stream only, never the whole log, and
+// that the stream is one history.
+func checkTakenOver(t *testing.T, b *takeoverNode, log events.Store, session string) {
+	t.Helper()
+	if diff := cmp.Diff([]string{session}, awaitTakeovers(t, 1, b.taken)); diff != "" {
+		t.Errorf("B's takeovers (-want +got):\n%s", diff)
+	}
+	if n := b.store.readAll.Load(); n != 0 {
+		t.Errorf("B read the whole log %d times", n)
+	}
+	checkOneHistory(t, log, session)
+}
+
 // drain returns what ch holds now.
 func drain(ch chan string) []string {
 	var out []string
@@ -292,19 +306,13 @@ func TestTakeoverAfterNodeDies(t *testing.T) {
 			_ = a.h.Close()
 
 			awaitCompleted(t, done)
-			if diff := cmp.Diff([]string{session}, awaitTakeovers(t, 1, b.taken)); diff != "" {
-				t.Errorf("B's takeovers (-want +got):\n%s", diff)
-			}
-			if n := b.store.readAll.Load(); n != 0 {
-				t.Errorf("B read the whole log %d times", n)
-			}
 			if owner, err := b.h.cfg.Leases.Owner(t.Context(), session); err != nil || owner != "node-b" {
 				t.Errorf("owner after the takeover = %q, %v", owner, err)
 			}
 			if got := b.calls.Load(); got != 1 {
 				t.Errorf("B called the tool %d times, want 1", got)
 			}
-			checkOneHistory(t, log, session)
+			checkTakenOver(t, b, log, session)
 		})
 	}
 }
@@ -327,13 +335,7 @@ func TestTakeoverAfterCleanRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitCompleted(t, done)
-	if diff := cmp.Diff([]string{session}, awaitTakeovers(t, 1, b.taken)); diff != "" {
-		t.Errorf("B's takeovers (-want +got):\n%s", diff)
-	}
-	if n := b.store.readAll.Load(); n != 0 {
-		t.Errorf("B read the whole log %d times", n)
-	}
-	checkOneHistory(t, log, session)
+	checkTakenOver(t, b, log, session)
 }
 
 // Two watching nodes see the same lease expire: exactly one takes the

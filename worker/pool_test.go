@@ -36,6 +36,16 @@ func newHoldTool() *holdTool {
 	return &holdTool{running: map[string]int{}, most: map[string]int{}, started: make(chan string, 64), release: make(chan struct{})}
 }
 
+// wantOnlyFirst checks that only the first call started ran.
+func (h *holdTool) wantOnlyFirst(t *testing.T) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.ran) != 1 {
+		t.Errorf("calls ran %v, want only the first", h.ran)
+	}
+}
+
 // tool returns the tool as served by worker id.
 func (h *holdTool) tool(t *testing.T, id string) toolsets.Tool {
 	t.Helper()
@@ -225,11 +235,7 @@ func TestPoolQueueWait(t *testing.T) {
 		t.Fatalf("first run: %+v %v", o.res, o.err)
 	}
 	wantEmptyQueue(t, url)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.ran) != 1 {
-		t.Errorf("calls ran %v, want only the first", h.ran)
-	}
+	h.wantOnlyFirst(t)
 }
 
 // TestPoolCancelQueuedCall cancels a run whose call waits in the queue:
@@ -257,11 +263,7 @@ func TestPoolCancelQueuedCall(t *testing.T) {
 	if r := st.ActiveRun(); r != nil {
 		t.Errorf("the cancelled session still has an active run %s", r.ID)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.ran) != 1 {
-		t.Errorf("calls ran %v, want only the first", h.ran)
-	}
+	h.wantOnlyFirst(t)
 }
 
 // TestPoolRemoteBasics runs the plain remote-call cases through a pool:
