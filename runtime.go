@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -163,7 +162,6 @@ type Runtime struct {
 	// watchers may still use them concurrently, and get ErrClosed.
 	closeOnce sync.Once
 	closeErr  error
-	closed    atomic.Bool
 }
 
 func tempDir() (string, error) {
@@ -271,8 +269,10 @@ func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 // block. On the embedded server (a single node) it returns an error that
 // matches actors.ErrNoLeases at once.
 func (rt *Runtime) WatchTakeovers(ctx context.Context, taken func(sessionID string)) error {
-	if rt.closed.Load() {
+	select {
+	case <-rt.host.Done():
 		return fmt.Errorf("weft: %w", ErrClosed)
+	default:
 	}
 	if err := rt.host.WatchLeases(ctx, taken); err != nil {
 		return fmt.Errorf("weft: %w", err)
@@ -312,7 +312,6 @@ func (rt *Runtime) Subjects() bus.Subjects { return rt.subj }
 // idempotent.
 func (rt *Runtime) Close() error {
 	rt.closeOnce.Do(func() {
-		rt.closed.Store(true)
 		if rt.host != nil {
 			_ = rt.host.Close()
 		}
