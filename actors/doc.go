@@ -241,8 +241,9 @@
 //
 // A single host (HostConfig.Leases nil: the embedded server, which no
 // other process reaches) acts on every command it receives. Hosts of a
-// cluster (weft.Start on external NATS) are nodes: at most one node
-// drives a session at a time, the holder of its lease.
+// cluster (weft.Start on a NATS URL, including weft serve on its own
+// listening embedded server) are nodes: at most one node drives a session
+// at a time, the holder of its lease.
 //
 //   - The lease is a key of the JetStream KV bucket weft_leases (the
 //     session id, base64url) whose value is {"node": <node id>}. A node
@@ -259,12 +260,22 @@
 //     cleanly.
 //   - Commands are served in queue group weft-cmd: each reaches one node.
 //     A node that does not hold the lease of a session leased by another
-//     forwards the command, unchanged and with the caller's reply subject,
-//     to weft.node.<owner>.cmd.session.<id>.<verb>: the owner answers the
-//     caller. If the owner has lost the lease meanwhile it answers
-//     session_owned; if it died, nobody answers (NATS no-responders, or a
-//     timeout). The caller retries in every case: within a TTL the lease
-//     expires and the next command is taken by a live node.
+//     forwards the command, unchanged, as a request to
+//     weft.node.<owner>.cmd.session.<id>.<verb> and relays the owner's
+//     answer to the caller. If the owner has lost the lease meanwhile it
+//     answers session_owned. If no process serves that subject (the owner
+//     died, or was killed and restarted under another node id, before its
+//     lease expired), NATS tells the forwarding node at once and it
+//     answers session_owned, naming the owner: nothing was recorded. The
+//     caller retries session_owned: within a TTL the lease expires and the
+//     next command is taken by a live node. Only an owner that is alive
+//     but does not answer within 65 s (its lease check, then its session
+//     actor's read and append) leaves the caller to its own timeout.
+//   - A node's id is its identity in the leases (LeaseConfig.NodeID): a
+//     process restarted under the id of the one that died holds that one's
+//     leases still and drives its sessions at once. weft serve on its
+//     embedded server keeps its id in the data directory (DIR/node-id);
+//     on external NATS, give a restarted node its --node-id again.
 //   - Takeover: a node that takes an expired lease rebuilds the session
 //     from its stream (ReadSession) like any restarted actor (see
 //     Recovery): a waiting run is resumed by the next command; a running

@@ -75,6 +75,10 @@ type Host struct {
 	watchers map[string][]chan Outcome
 	closed   bool
 	done     chan struct{} // closed when Close begins
+	// life is the host's lifetime, cancelled when Close begins: it ends
+	// the waits of the goroutines that forward commands (see forward).
+	life    context.Context
+	endLife context.CancelFunc
 
 	runs sync.Map // runKey → *runEntry
 	// runToolsets are toolsets attached to one run (run id →
@@ -157,6 +161,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		dispatch: newDispatcher(),
 		done:     make(chan struct{}),
 	}
+	h.life, h.endLife = context.WithCancel(context.Background())
 	h.props = []actor.PropsOption{actor.WithDispatcher(h.dispatch)}
 	if h.js, err = jetstream.New(cfg.Conn); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
@@ -603,6 +608,7 @@ func (h *Host) Close() error {
 	}
 	h.closed = true
 	close(h.done)
+	h.endLife()
 	pids := make([]*actor.PID, 0, len(h.sessions))
 	for _, p := range h.sessions {
 		pids = append(pids, p)

@@ -66,8 +66,8 @@ func (h *Host) renewLoop(o *ownership) {
 
 // leased routes a command received on the cluster's command subject: it
 // returns true when this node holds (or has just taken) the session's
-// lease and acts on the command; otherwise it has forwarded the command to
-// the owner, or answered it.
+// lease and acts on the command; otherwise it has answered the command,
+// or handed it to forward.
 func (h *Host) leased(m *nats.Msg, id, verb string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
 	defer cancel()
@@ -79,18 +79,47 @@ func (h *Host) leased(m *nats.Msg, id, verb string) bool {
 	if owner == h.cfg.Leases.Node() {
 		return true
 	}
-	// The owner answers the caller directly (same reply subject). An owner
-	// that died before its lease expired has no subscriber: the caller
-	// gets NATS's no-responders status and retries.
+	// The owner's answer may take as long as its session actor's read
+	// and append: wait for it off the command subscription.
+	h.background(func() { h.forward(m, owner, id, verb) })
+	return false
+}
+
+// forwardTimeout bounds the wait for the answer of the owner a command was
+// forwarded to: its lease check, then its session actor's read and append.
+const forwardTimeout = leaseTimeout + 2*storeTimeout
+
+// forward sends a command to owner, the node holding session id's lease,
+// on weft.node.<owner>.cmd.session.<id>.<verb> as a request, and relays
+// its answer to the caller. When no subscriber has that subject (the
+// owner died, or was killed and restarted under another node id, before
+// its lease expired) NATS says so at once and the caller is answered
+// session_owned: nothing was recorded, and the retried command is taken
+// by a live node once the lease has expired (within its TTL). Forwarding
+// the caller's reply subject instead would leave the caller waiting for
+// its timeout: NATS reports no responders only to the publisher of a
+// request, not to a node that republishes it. An owner that does not
+// answer within forwardTimeout, or a host that closes meanwhile, answers
+// nothing: the owner may have acted, and the caller's timeout ends its
+// wait.
+func (h *Host) forward(m *nats.Msg, owner, id, verb string) {
 	subject, err := h.subj.NodeCommand(owner, id, verb)
 	if err != nil {
 		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "forward to %q: %v", owner, err)})
-		return false
+		return
 	}
-	if err := h.cfg.Conn.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Data: m.Data, Header: m.Header}); err != nil {
-		respond(m, CommandReply{Error: commandError(verb, id, leaseSentinel(err), "forward to %q: %v", owner, err)})
+	ctx, cancel := context.WithTimeout(h.life, forwardTimeout)
+	defer cancel()
+	reply, err := h.cfg.Conn.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: m.Data, Header: m.Header})
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		respond(m, CommandReply{Error: commandError(verb, id, ErrSessionOwned,
+			"node %q holds the session's lease but does not answer (it stopped without releasing it): the lease expires within %v, retry", owner, h.cfg.Leases.TTL())})
+	case err != nil:
+		h.log.Warn("forward command", "session", id, "verb", verb, "owner", owner, "err", err)
+	default:
+		_ = m.RespondMsg(&nats.Msg{Data: reply.Data, Header: reply.Header})
 	}
-	return false
 }
 
 // leaseSentinel is the command error code of a lease operation's failure:
