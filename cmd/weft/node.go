@@ -116,7 +116,14 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 			return nil, fmt.Errorf("start the embedded nats-server on %s: %w", cfg.listen, err)
 		}
 		n.url = n.server.ClientURL()
-		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: n.url}); err != nil {
+		// A runtime on a URL is a node of a cluster (other processes
+		// may join it on this server): its id is the data directory's,
+		// so that a restart is the same node (see dataDirNodeID).
+		id, err := dataDirNodeID(n.dataDir)
+		if err != nil {
+			return nil, err
+		}
+		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: n.url, NodeID: id}); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", n.url, err)
 		}
 	}

@@ -40,7 +40,7 @@ died, or stopped): it notes each on stderr.
 With --demo it also starts the demo run and leaves it waiting for an
 approval: decide it from a second terminal with weft approve.`, stderr)
 	var o serveOptions
-	fs.StringVar(&o.node.dataDir, "data", "", "keep the event log in `DIR` (default: a temporary directory, removed at exit)")
+	fs.StringVar(&o.node.dataDir, "data", "", "keep the event log (and the node's id, DIR/node-id) in `DIR` (default: a temporary directory, removed at exit)")
 	fs.StringVar(&o.node.natsURL, "nats", "", "run on the external NATS at `URL` instead of an embedded server (a comma-separated list: the seed URLs of a cluster)")
 	fs.BoolVar(&o.node.remoteTools, "remote-tools", false, "with --nats: the demo agent calls the demo tools served by remote tool workers (weft worker --tools demo), waiting up to 30s at start for one to describe them")
 	c := &o.node.cluster
