@@ -15,6 +15,11 @@
 // effects run at most twice under the same call id, and that the audit
 // chain verifies.
 //
+// TestRestartEmbeddedNodeAfterKill needs no cluster: weft demo -serve on
+// its own embedded server is killed (SIGKILL) while its run waits, weft
+// serve is started again on the same data directory, and the first
+// weft approve sent once it has reported that it is ready must be served.
+//
 // The worker faults strike several sessions at once, half of them driven
 // by each weft node (a session is started on the node that should drive
 // it). The demo model gives the calls of every session the same ids, so
