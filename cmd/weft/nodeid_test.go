@@ -1,13 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events"
 )
 
 // A data directory keeps its node's id: a new one is written on first use
@@ -58,22 +63,47 @@ func TestDataDirNodeID(t *testing.T) {
 	}
 }
 
-// A node started again on its data directory is the same node.
-func TestRestartKeepsNodeID(t *testing.T) {
+// A node started again on its data directory is the same node: the lease
+// of a session whose run its previous process left running (killed: the
+// lease neither released nor expired) is its own, so Recover carries the
+// run on at once. Under a new node id Recover would leave it to the dead
+// node until the lease expired, and nothing would carry it on after.
+func TestRestartRecoversOwnLeases(t *testing.T) {
 	dir := t.TempDir()
-	var ids []string
-	for range 2 {
-		n, err := startNode(t.Context(), nodeConfig{dataDir: dir, listen: "127.0.0.1:-1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, n.rt.NodeID())
-		if err := n.close(); err != nil {
-			t.Fatal(err)
-		}
+	const session = "left-running"
+	n, err := startNode(t.Context(), nodeConfig{dataDir: dir, listen: "127.0.0.1:-1"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ids[0] == "" || ids[0] != ids[1] {
-		t.Errorf("node ids of two starts on one data directory: %q", ids)
+	first := n.rt.NodeID()
+	// The killed process's leftovers: the run started, and its lease,
+	// which the lease TTL (10 s) keeps for longer than this test.
+	input, _ := json.Marshal(demoPrompt)
+	ev := events.MustNew(events.TypeRunStarted, events.RunStarted{Agent: demoAgent, Input: input}, events.WithSession(session), events.WithRun("r1"))
+	if _, err := n.rt.Store().Append(t.Context(), events.SessionStream(session), events.NoStream, ev); err != nil {
+		t.Fatal(err)
+	}
+	leases, err := actors.NewLeases(t.Context(), n.rt.Conn(), actors.LeaseConfig{NodeID: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner, err := leases.Acquire(t.Context(), session); err != nil || owner != first {
+		t.Fatalf("acquire the lease as %s: %q, %v", first, owner, err)
+	}
+	if err := n.close(); err != nil {
+		t.Fatal(err)
+	}
+
+	n, err = startNode(t.Context(), nodeConfig{dataDir: dir, listen: "127.0.0.1:-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.close() })
+	if got := n.rt.NodeID(); got != first {
+		t.Errorf("restarted node id %q, want %q", got, first)
+	}
+	if diff := cmp.Diff([]string{session}, n.recovered); diff != "" {
+		t.Errorf("recovered (-want +got):\n%s", diff)
 	}
 }
 
