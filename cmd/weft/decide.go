@@ -307,7 +307,8 @@ func sendResume(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors
 }
 
 // sendResumeRetrying is sendResume, tried again while the node refuses
-// with session_owned (the session's lease is moving to another node) or
+// with session_owned (the session's lease is moving to another node, or
+// is held by a node that died before it expired) or
 // unavailable (its log or lease bucket is briefly unreachable) — refusals
 // that guarantee nothing was recorded — waiting 100 ms, doubling up to
 // 1 s, until ctx ends. A timeout is not retried: the decision may have been
