@@ -119,8 +119,8 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		// A runtime on a URL is a node of a cluster (other processes
 		// may join it on this server): its id is the data directory's,
 		// so that a restart is the same node (see dataDirNodeID).
-		id, err := dataDirNodeID(n.dataDir)
-		if err != nil {
+		var id string
+		if id, err = dataDirNodeID(n.dataDir); err != nil {
 			return nil, err
 		}
 		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: n.url, NodeID: id}); err != nil {
