@@ -55,7 +55,7 @@ func (s *Session) Export(ctx context.Context) (*SessionArchive, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.State(ctx)
+	st, err := s.state(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("weft: export session %q: %w", s.id, err)
 	}

@@ -70,18 +70,29 @@ func (e *RunError) Error() string {
 }
 
 func resultOf(o actors.Outcome) *Result {
-	r := &Result{SessionID: o.SessionID, RunID: o.RunID, Status: o.Status, Output: o.Output, Usage: o.Usage, Messages: o.Messages}
-	for _, p := range o.Pending {
-		if p.Kind == actors.PendingApproval {
-			r.Pending.Approvals = append(r.Pending.Approvals, p)
+	return &Result{SessionID: o.SessionID, RunID: o.RunID, Status: o.Status, Output: o.Output, Usage: o.Usage, Messages: o.Messages,
+		Pending: pendingOf(o.Pending), Err: runErrorOf(o.RunID, o.Error)}
+}
+
+// pendingOf sorts a run's pending items by kind, keeping their order.
+func pendingOf(items []actors.PendingItem) Pending {
+	var p Pending
+	for _, it := range items {
+		if it.Kind == actors.PendingApproval {
+			p.Approvals = append(p.Approvals, it)
 		} else {
-			r.Pending.Deferred = append(r.Pending.Deferred, p)
+			p.Deferred = append(p.Deferred, it)
 		}
 	}
-	if o.Error != nil {
-		r.Err = &RunError{RunID: o.RunID, Kind: o.Error.Kind, Message: o.Error.Message}
+	return p
+}
+
+// runErrorOf is the RunError of a run's recorded error (nil: none).
+func runErrorOf(runID string, e *events.ErrorInfo) *RunError {
+	if e == nil {
+		return nil
 	}
-	return r
+	return &RunError{RunID: runID, Kind: e.Kind, Message: e.Message}
 }
 
 // Decision is a decision on a pending item; build it with Approve, Deny,

@@ -112,11 +112,6 @@ func (s *Session) Wait(ctx context.Context, runID string) (*Result, error) {
 	}
 }
 
-// State returns the session's state, folded from its events.
-func (s *Session) State(ctx context.Context) (*actors.SessionState, error) {
-	return s.agent.rt.host.ReadSession(ctx, s.id)
-}
-
 func finish(o actors.Outcome) (*Result, error) {
 	res := resultOf(o)
 	if res.Status == StatusFailed && res.Err != nil {
