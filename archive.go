@@ -66,7 +66,7 @@ func (s *Session) Export(ctx context.Context) (*SessionArchive, error) {
 	}
 	for _, id := range st.Order {
 		r := st.Runs[id]
-		ar.Runs = append(ar.Runs, ArchivedRun{ID: r.ID, Status: r.Status, Prompt: r.Prompt, Output: r.Output})
+		ar.Runs = append(ar.Runs, ArchivedRun{ID: r.ID, Status: Status(r.Status), Prompt: r.Prompt, Output: r.Output})
 	}
 	return ar, nil
 }

@@ -87,9 +87,9 @@ func statusOf(st *actors.SessionState) *SessionStatus {
 		if r == nil {
 			continue
 		}
-		rs := RunSummary{ID: r.ID, Agent: r.Agent, Prompt: r.Prompt, Status: r.Status, Output: r.Output, Usage: r.Usage,
+		rs := RunSummary{ID: r.ID, Agent: r.Agent, Prompt: r.Prompt, Status: Status(r.Status), Output: r.Output, Usage: r.Usage,
 			Err: runErrorOf(r.ID, r.Error)}
-		if r.Status == StatusWaiting {
+		if r.Status == actors.StatusWaiting {
 			rs.Pending = pendingOf(r.Pending())
 		}
 		out.Runs = append(out.Runs, rs)

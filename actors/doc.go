@@ -123,7 +123,8 @@
 //
 // A Decision is {"id","action":"approve"|"deny"|"complete"|"fail","by",
 // "reason","arguments" (reviewed arguments of an approval, a JSON object),
-// "result" (a completed deferred call's value)}.
+// "result" (a completed deferred call's value, or a failed one's details:
+// the failed return's content is then {"error","details"})}.
 //
 // # The loop
 //

@@ -1035,6 +1035,10 @@ func decisionEvents(session string, r *RunState, ds []Decision) ([]record, error
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		case ActionFail:
 			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
+			if len(d.Result) > 0 {
+				// A failure with details: the model sees both.
+				ret.Content, _ = json.Marshal(failedDeferred{Error: ret.Control.Message, Details: slices.Clone(d.Result)})
+			}
 			b, _ := json.Marshal(&ret)
 			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
@@ -1042,6 +1046,13 @@ func decisionEvents(session string, r *RunState, ds []Decision) ([]record, error
 	}
 	evs = append(evs, newRecord(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
 	return append(evs, returns...), nil
+}
+
+// failedDeferred is the content of a deferred call failed with details
+// (a fail decision with a Result).
+type failedDeferred struct {
+	Error   string          `json:"error"`
+	Details json.RawMessage `json:"details"`
 }
 
 func firstByte(b []byte) byte {
