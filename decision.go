@@ -13,10 +13,10 @@ type Action string
 // The decision actions: Approve and Deny decide a PendingApproval item,
 // Complete and Fail (or FailWith) a PendingDeferred one.
 const (
-	ActionApprove  Action = actors.ActionApprove
-	ActionDeny     Action = actors.ActionDeny
-	ActionComplete Action = actors.ActionComplete
-	ActionFail     Action = actors.ActionFail
+	ActionApprove  Action = "approve"
+	ActionDeny     Action = "deny"
+	ActionComplete Action = "complete"
+	ActionFail     Action = "fail"
 )
 
 // Decision is a decision on a pending item, passed to Session.Resume;

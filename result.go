@@ -16,11 +16,11 @@ type Status string
 // The run statuses. Run, Resume and Wait return settled runs only; a
 // SessionStatus may show a run that is running.
 const (
-	StatusRunning   = Status(actors.StatusRunning)
-	StatusWaiting   = Status(actors.StatusWaiting)
-	StatusCompleted = Status(actors.StatusCompleted)
-	StatusFailed    = Status(actors.StatusFailed)
-	StatusCancelled = Status(actors.StatusCancelled)
+	StatusRunning   Status = "running"
+	StatusWaiting   Status = "waiting"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
 )
 
 // Settled reports whether a run in status s is not running: it waits for
@@ -39,10 +39,10 @@ type PendingKind string
 // The pending kinds.
 const (
 	// PendingApproval: a human approves or denies the call (Approve, Deny).
-	PendingApproval = PendingKind(actors.PendingApproval)
+	PendingApproval PendingKind = "approval"
 	// PendingDeferred: something outside the run supplies the call's
 	// result (Complete, Fail, FailWith).
-	PendingDeferred = PendingKind(actors.PendingDeferred)
+	PendingDeferred PendingKind = "deferred"
 )
 
 // PendingItem is a tool call that waits for a decision; see Pending.
