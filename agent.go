@@ -48,7 +48,7 @@ type AgentConfig struct {
 	ModelSettings llm.Settings
 	// OutputValidators check each final text output; one that returns an
 	// error rejects it and the model is asked again with the error's text
-	// as a retry prompt (see actors.AgentSpec.OutputValidators).
+	// as a retry prompt.
 	OutputValidators []OutputValidator
 	// OutputRetries is how many outputs of a run the validators may
 	// reject before the run fails with output_retry_limit_exceeded (0: 2).
@@ -72,8 +72,9 @@ type AgentConfig struct {
 }
 
 // OutputValidator checks a run's final text output; an error rejects it.
-// Return toolsets.ModelRetry(msg) to give the model exactly msg.
-type OutputValidator = actors.OutputValidator
+// Return toolsets.ModelRetry(msg) to give the model exactly msg. It runs
+// on the goroutine that called the model.
+type OutputValidator func(ctx context.Context, output string) error
 
 // Agent is an agent registered on a runtime by name.
 type Agent struct {
@@ -92,7 +93,7 @@ func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 	}
 	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: slices.Clone(cfg.Toolsets), Instructions: slices.Clone(cfg.Instructions),
 		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits.spec(), MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
-		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: slices.Clone(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
+		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: validators(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
 		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources}
 	hooks := slices.Clone(cfg.OnRunStart)
 	for _, b := range cfg.Capabilities {
