@@ -147,4 +147,7 @@ var (
 	// ErrClosed: the runtime was closed (Runtime.Close) while the call was
 	// made or under way.
 	ErrClosed = actors.ErrHostClosed
+	// ErrNoLeases: Runtime.WatchTakeovers on a runtime without session
+	// leases (the embedded server, a single node).
+	ErrNoLeases = actors.ErrNoLeases
 )
