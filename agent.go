@@ -16,11 +16,6 @@ import (
 	"github.com/weft-run/weft/toolsets"
 )
 
-// UsageLimits bound the usage of one run; zero means no limit. A run that
-// reaches a limit fails with kind usage_limit_exceeded. ToolCalls is
-// checked for a whole model response before any of its calls starts.
-type UsageLimits = actors.Limits
-
 // AgentConfig describes an agent.
 type AgentConfig struct {
 	// Model answers the agent's requests (required).
@@ -36,7 +31,8 @@ type AgentConfig struct {
 	// (metadata["bundle"]) or "*". A matching call waits for approval
 	// before it runs.
 	ApprovalRequiredTools []string
-	// Limits bound each run's usage.
+	// Limits bound each run's usage (the zero value: no limit); see
+	// UsageLimits.
 	Limits UsageLimits
 	// MaxRetries is the retry budget of tools that set none (nil: the
 	// registry default, 2). It bounds both internal retries of a call and
@@ -52,7 +48,7 @@ type AgentConfig struct {
 	ModelSettings llm.Settings
 	// OutputValidators check each final text output; one that returns an
 	// error rejects it and the model is asked again with the error's text
-	// as a retry prompt (see actors.AgentSpec.OutputValidators).
+	// as a retry prompt.
 	OutputValidators []OutputValidator
 	// OutputRetries is how many outputs of a run the validators may
 	// reject before the run fails with output_retry_limit_exceeded (0: 2).
@@ -76,8 +72,9 @@ type AgentConfig struct {
 }
 
 // OutputValidator checks a run's final text output; an error rejects it.
-// Return toolsets.ModelRetry(msg) to give the model exactly msg.
-type OutputValidator = actors.OutputValidator
+// Return toolsets.ModelRetry(msg) to give the model exactly msg. It runs
+// on the goroutine that called the model.
+type OutputValidator func(ctx context.Context, output string) error
 
 // Agent is an agent registered on a runtime by name.
 type Agent struct {
@@ -95,8 +92,8 @@ func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, errors.New("no model"))
 	}
 	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: slices.Clone(cfg.Toolsets), Instructions: slices.Clone(cfg.Instructions),
-		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
-		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: slices.Clone(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
+		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits.spec(), MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
+		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: validators(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
 		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources}
 	hooks := slices.Clone(cfg.OnRunStart)
 	for _, b := range cfg.Capabilities {

@@ -55,7 +55,7 @@ func (s *Session) Export(ctx context.Context) (*SessionArchive, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.State(ctx)
+	st, err := s.state(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("weft: export session %q: %w", s.id, err)
 	}
@@ -66,7 +66,7 @@ func (s *Session) Export(ctx context.Context) (*SessionArchive, error) {
 	}
 	for _, id := range st.Order {
 		r := st.Runs[id]
-		ar.Runs = append(ar.Runs, ArchivedRun{ID: r.ID, Status: r.Status, Prompt: r.Prompt, Output: r.Output})
+		ar.Runs = append(ar.Runs, ArchivedRun{ID: r.ID, Status: Status(r.Status), Prompt: r.Prompt, Output: r.Output})
 	}
 	return ar, nil
 }

@@ -141,12 +141,12 @@ func TestCloseEndsWaitingCallers(t *testing.T) {
 		ended <- err
 	}()
 	<-started
-	st, err := s.State(t.Context())
+	st, err := s.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := st.ActiveRun()
-	if run == nil {
+	run, ok := st.ActiveRun()
+	if !ok {
 		t.Fatal("no active run")
 	}
 	go func() {

@@ -59,7 +59,7 @@ func (b CapabilityBundle) apply(spec *actors.AgentSpec) ([]RunStartHook, error) 
 		}
 		spec.Settings.Provider[k] = raw
 	}
-	spec.OutputValidators = append(spec.OutputValidators, b.OutputValidators...)
+	spec.OutputValidators = append(spec.OutputValidators, validators(b.OutputValidators)...)
 	return b.OnRunStart, nil
 }
 
@@ -92,4 +92,13 @@ func mergeSettings(dst *llm.Settings, over llm.Settings) {
 		}
 		dst.Provider[k] = v
 	}
+}
+
+// validators returns vs as the runtime takes them.
+func validators(vs []OutputValidator) []actors.OutputValidator {
+	out := make([]actors.OutputValidator, len(vs))
+	for i, v := range vs {
+		out[i] = actors.OutputValidator(v)
+	}
+	return out
 }

@@ -121,9 +121,9 @@ func Example_toolSearch() {
 	if _, err := sess.Run(ctx, "find a lookup tool"); err != nil {
 		log.Fatal(err)
 	}
-	st, _ := sess.State(ctx)
+	st, _ := sess.Status(ctx)
 	fmt.Println(toolNames(model.Requests()[0]), toolNames(model.Requests()[1]))
-	fmt.Println(st.LoadedSearchState().Export()[toolsets.StateLoadedTools])
+	fmt.Println(st.Loaded.LoadedTools)
 	// Output:
 	// [search_tools] [search_tools lookup]
 	// [lookup]

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/replay"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -237,6 +238,9 @@ func TestDeferred(t *testing.T) {
 	}{
 		{name: "complete", decide: weft.Complete("q", "billing", map[string]int{"balance": 12}), want: `{"balance":12}`},
 		{name: "fail", decide: weft.Fail("q", "billing", "offline"), want: `"the deferred call failed: offline"`, isError: true},
+		{name: "fail with details", decide: weft.FailWith("q", "billing", "exit 2", map[string]any{"exit_code": 2, "stderr": []string{"no route"}}),
+			want: `{"error":"the deferred call failed: exit 2","details":{"exit_code":2,"stderr":["no route"]}}`, isError: true},
+		{name: "fail with nil details", decide: weft.FailWith("q", "billing", "offline", nil), want: `"the deferred call failed: offline"`, isError: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,6 +261,10 @@ func TestDeferred(t *testing.T) {
 			if string(p.Content) != tt.want || p.IsError != tt.isError {
 				t.Errorf("return = %s (error %v), want %s (%v)", p.Content, p.IsError, tt.want, tt.isError)
 			}
+			// The recorded decision replays to the same events.
+			if err := replay.Check(t.Context(), streamEvents(t, rt, sess.ID())); err != nil {
+				t.Errorf("replay: %v", err)
+			}
 			if !strings.Contains(strings.Join(func() []string {
 				var s []string
 				for _, ty := range types(streamEvents(t, rt, sess.ID())) {
@@ -265,6 +273,31 @@ func TestDeferred(t *testing.T) {
 				return s
 			}(), " "), "deferred.requested run.waiting deferred.resolved run.resumed") {
 				t.Errorf("missing deferred events: %v", types(streamEvents(t, rt, sess.ID())))
+			}
+		})
+	}
+}
+
+// TestDeferredDecisionThatDoesNotEncode: a result or details that do not
+// encode as JSON are refused, and the run keeps waiting.
+func TestDeferredDecisionThatDoesNotEncode(t *testing.T) {
+	for _, d := range []weft.Decision{weft.Complete("q", "billing", make(chan int)), weft.FailWith("q", "billing", "offline", func() {})} {
+		t.Run(string(d.Action), func(t *testing.T) {
+			rt := newRuntime(t)
+			q := tool(t, "quote", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (any, error) {
+				return nil, toolsets.CallDeferred("ask billing", nil)
+			})
+			model := llm.NewScripted(llm.ScriptToolCalls(call("q", "quote", `{}`)), llm.ScriptText("ok"))
+			sess := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: []toolsets.Tool{q}}).NewSession()
+			if res, err := sess.Run(t.Context(), "go"); err != nil || res.Status != weft.StatusWaiting {
+				t.Fatalf("Run = %+v, %v", res, err)
+			}
+			if _, err := sess.Resume(t.Context(), d); !errors.Is(err, weft.ErrWrongDecision) {
+				t.Errorf("Resume = %v, want ErrWrongDecision", err)
+			}
+			st, err := sess.Status(t.Context())
+			if r, ok := st.ActiveRun(); err != nil || !ok || r.Status != weft.StatusWaiting || len(r.Pending.Deferred) != 1 {
+				t.Errorf("after the refusal: %+v, %v; want the run waiting for q", st, err)
 			}
 		})
 	}

@@ -121,11 +121,11 @@ func child(mode string) error {
 		fmt.Println("RESULT", res.Status, res.Output)
 	case "recover-tool":
 		sess := worker.Session(id)
-		st, err := sess.State(ctx)
+		st, err := sess.Status(ctx)
 		if err != nil {
 			return err
 		}
-		runID := st.Order[len(st.Order)-1]
+		runID := st.Runs[len(st.Runs)-1].ID
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		res, err := sess.Wait(wctx, runID)

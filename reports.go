@@ -52,6 +52,42 @@ func LifecycleReports(evs []events.Event) ([]toolsets.LifecycleReport, error) {
 	return out, nil
 }
 
+// ToolReturn is a tool return read back from the log: the canonical
+// [toolsets.Return] of a tool.returned event (call id, tool name, kind,
+// flags, content, metadata, attempts, control payload…), with the run and
+// the version of the event that recorded it. Its Value, the live Go value,
+// is not recorded and is nil.
+type ToolReturn struct {
+	RunID   string
+	Version uint64
+	toolsets.Return
+}
+
+// Returns returns the tool returns recorded in evs (tool.returned events),
+// in log order; other events are skipped. A call that suspended for an
+// approval or a deferred result has its approval_required or call_deferred
+// return first and its final return after the decision; denied and
+// externally resolved calls have theirs too. Use it on the events of
+// Session.RunStream or Session.Events.
+func Returns(evs []events.Event) ([]ToolReturn, error) {
+	var out []ToolReturn
+	for _, ev := range evs {
+		if ev.Type != events.TypeToolReturned {
+			continue
+		}
+		var d events.ToolReturned
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return out, fmt.Errorf("weft: %s v%d: %w: %v", ev.Type, ev.Version, events.ErrMalformed, err)
+		}
+		tr := ToolReturn{RunID: ev.RunID, Version: ev.Version}
+		if err := json.Unmarshal(d.Return, &tr.Return); err != nil {
+			return out, fmt.Errorf("weft: %s v%d: %w: return: %v", ev.Type, ev.Version, events.ErrMalformed, err)
+		}
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
 // Events returns the recorded events of run runID of the session, in
 // order, the toolset.closed reports appended after the run's final event
 // included. An empty runID returns every event of the session.

@@ -9,19 +9,55 @@ import (
 	"github.com/weft-run/weft/llm"
 )
 
-// Status is where a run stands when Run, Resume or Wait return.
-type Status = actors.RunStatus
+// Status is where a run stands: running, or settled (waiting for
+// decisions, completed, failed or cancelled). The set is closed.
+type Status string
 
-// The statuses a Result can have.
+// The run statuses. Run, Resume and Wait return settled runs only; a
+// SessionStatus may show a run that is running.
 const (
-	StatusCompleted = actors.StatusCompleted
-	StatusWaiting   = actors.StatusWaiting
-	StatusFailed    = actors.StatusFailed
-	StatusCancelled = actors.StatusCancelled
+	StatusRunning   Status = "running"
+	StatusWaiting   Status = "waiting"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+)
+
+// Settled reports whether a run in status s is not running: it waits for
+// decisions or has ended.
+func (s Status) Settled() bool { return s != StatusRunning && s != "" }
+
+// Ended reports whether s is a final status (completed, failed or
+// cancelled).
+func (s Status) Ended() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// PendingKind says what a pending item waits for. The set is closed.
+type PendingKind string
+
+// The pending kinds.
+const (
+	// PendingApproval: a human approves or denies the call (Approve, Deny).
+	PendingApproval PendingKind = "approval"
+	// PendingDeferred: something outside the run supplies the call's
+	// result (Complete, Fail, FailWith).
+	PendingDeferred PendingKind = "deferred"
 )
 
 // PendingItem is a tool call that waits for a decision; see Pending.
-type PendingItem = actors.PendingItem
+type PendingItem struct {
+	// ID is the tool call's id: the id a Decision names.
+	ID   string      `json:"id"`
+	Kind PendingKind `json:"kind"`
+	Tool string      `json:"tool"`
+	// Toolset is the name of the tool's toolset ("" for a loose tool).
+	Toolset   string          `json:"toolset,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Reason and Metadata are the approval request's or the deferral's.
+	Reason   string         `json:"reason,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
 
 // Pending lists what a waiting run waits for. Each item's ID is the tool
 // call's id (unique among the run's pending items, stable across restarts);
@@ -70,50 +106,31 @@ func (e *RunError) Error() string {
 }
 
 func resultOf(o actors.Outcome) *Result {
-	r := &Result{SessionID: o.SessionID, RunID: o.RunID, Status: o.Status, Output: o.Output, Usage: o.Usage, Messages: o.Messages}
-	for _, p := range o.Pending {
-		if p.Kind == actors.PendingApproval {
-			r.Pending.Approvals = append(r.Pending.Approvals, p)
+	return &Result{SessionID: o.SessionID, RunID: o.RunID, Status: Status(o.Status), Output: o.Output, Usage: o.Usage, Messages: o.Messages,
+		Pending: pendingOf(o.Pending), Err: runErrorOf(o.RunID, o.Error)}
+}
+
+// pendingOf sorts a run's pending items by kind, keeping their order.
+func pendingOf(items []actors.PendingItem) Pending {
+	var p Pending
+	for _, it := range items {
+		item := PendingItem{ID: it.ID, Kind: PendingKind(it.Kind), Tool: it.Tool, Toolset: it.Toolset, Arguments: it.Arguments,
+			Reason: it.Reason, Metadata: it.Metadata}
+		if item.Kind == PendingApproval {
+			p.Approvals = append(p.Approvals, item)
 		} else {
-			r.Pending.Deferred = append(r.Pending.Deferred, p)
+			p.Deferred = append(p.Deferred, item)
 		}
 	}
-	if o.Error != nil {
-		r.Err = &RunError{RunID: o.RunID, Kind: o.Error.Kind, Message: o.Error.Message}
+	return p
+}
+
+// runErrorOf is the RunError of a run's recorded error (nil: none).
+func runErrorOf(runID string, e *events.ErrorInfo) *RunError {
+	if e == nil {
+		return nil
 	}
-	return r
-}
-
-// Decision is a decision on a pending item; build it with Approve, Deny,
-// Complete or Fail.
-type Decision = actors.Decision
-
-// Approve approves pending call id, decided by by. reviewedArgs, when not
-// nil, replaces the call's arguments (a JSON object, validated like the
-// model's).
-func Approve(id, by string, reviewedArgs json.RawMessage) Decision {
-	return Decision{ID: id, Action: actors.ActionApprove, By: by, Arguments: reviewedArgs}
-}
-
-// Deny denies pending call id; the model gets a denial return with reason.
-func Deny(id, by, reason string) Decision {
-	return Decision{ID: id, Action: actors.ActionDeny, By: by, Reason: reason}
-}
-
-// Complete supplies the result of deferred call id: result is encoded as
-// JSON and becomes the call's return content. A result that cannot be
-// encoded gives a decision the resume refuses (ErrWrongDecision).
-func Complete(id, by string, result any) Decision {
-	b, err := json.Marshal(result)
-	if err != nil {
-		b = []byte("{")
-	}
-	return Decision{ID: id, Action: actors.ActionComplete, By: by, Result: b}
-}
-
-// Fail fails deferred call id with reason; the model gets an error return.
-func Fail(id, by, reason string) Decision {
-	return Decision{ID: id, Action: actors.ActionFail, By: by, Reason: reason}
+	return &RunError{RunID: runID, Kind: e.Kind, Message: e.Message}
 }
 
 // Errors of sessions and resumes, matched with errors.Is.
@@ -130,4 +147,7 @@ var (
 	// ErrClosed: the runtime was closed (Runtime.Close) while the call was
 	// made or under way.
 	ErrClosed = actors.ErrHostClosed
+	// ErrNoLeases: Runtime.WatchTakeovers on a runtime without session
+	// leases (the embedded server, a single node).
+	ErrNoLeases = actors.ErrNoLeases
 )

@@ -267,7 +267,7 @@ func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 // it in a goroutine after Recover. taken, which may be nil, is called with
 // each session this node takes over, one call at a time; it must not
 // block. On the embedded server (a single node) it returns an error that
-// matches actors.ErrNoLeases at once.
+// matches ErrNoLeases at once.
 func (rt *Runtime) WatchTakeovers(ctx context.Context, taken func(sessionID string)) error {
 	select {
 	case <-rt.host.Done():

@@ -124,7 +124,7 @@ func TestToolCallLimitCheckedForBatch(t *testing.T) {
 	rt := newRuntime(t)
 	c := &counter{}
 	model := llm.NewScripted(llm.ScriptToolCalls(call("c0", "t0", `{}`), call("c1", "t1", `{}`), call("c2", "t2", `{}`)), llm.ScriptText("ok"))
-	a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: barrierTools(t, c, 3), Limits: weft.UsageLimits{ToolCalls: 2}})
+	a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: barrierTools(t, c, 3), Limits: weft.UsageLimits{ToolCalls: weft.AtMost(2)}})
 	res, err := a.Run(t.Context(), "go")
 	var re *weft.RunError
 	if !errors.As(err, &re) || re.Kind != "usage_limit_exceeded" || res.Status != weft.StatusFailed {

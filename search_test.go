@@ -72,11 +72,11 @@ func TestToolSearchInARun(t *testing.T) {
 	if diff := cmp.Diff(want, typesOf(runEvents(t, sess, res.RunID), "tool_search.")); diff != "" {
 		t.Errorf("tool_search events (-want +got):\n%s", diff)
 	}
-	st, err := sess.State(t.Context())
+	st, err := sess.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded := st.LoadedSearchState()
+	loaded := st.Loaded
 	if !slices.Contains(loaded.LoadedTools, "read_file") || !slices.Contains(loaded.LoadedNamespaces, "files") {
 		t.Errorf("session search state = %+v", loaded)
 	}

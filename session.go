@@ -47,7 +47,9 @@ func (s *Session) Run(ctx context.Context, prompt string, opts ...RunOption) (*R
 // waits until the run settles again. An unknown id, a duplicate or missing
 // decision, or one that does not fit its item is refused with a typed
 // error (ErrUnknownDecision, ErrDuplicateDecision, ErrMissingDecisions,
-// ErrWrongDecision) and nothing runs.
+// ErrWrongDecision) and nothing runs; a decision whose result or details
+// did not encode as JSON (Complete, FailWith) is refused with
+// ErrWrongDecision before it is sent.
 func (s *Session) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	st, err := s.agent.rt.host.ReadSession(ctx, s.id)
 	if err != nil {
@@ -57,7 +59,15 @@ func (s *Session) Resume(ctx context.Context, decisions ...Decision) (*Result, e
 	if r == nil || r.Status != actors.StatusWaiting {
 		return nil, fmt.Errorf("weft: resume session %q: %w", s.id, ErrNotWaiting)
 	}
-	return s.command(ctx, r.ID, actors.VerbResume, actors.ResumeCommand{RunID: r.ID, Decisions: decisions})
+	cmd := actors.ResumeCommand{RunID: r.ID, Decisions: make([]actors.Decision, len(decisions))}
+	for i, d := range decisions {
+		if err := d.check(); err != nil {
+			// It cannot travel as JSON: refused here, before the command.
+			return nil, fmt.Errorf("weft: resume session %q: %w", s.id, err)
+		}
+		cmd.Decisions[i] = d.command()
+	}
+	return s.command(ctx, r.ID, actors.VerbResume, cmd)
 }
 
 // Cancel cancels run runID (the active run when runID is empty): running
@@ -110,11 +120,6 @@ func (s *Session) Wait(ctx context.Context, runID string) (*Result, error) {
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// State returns the session's state, folded from its events.
-func (s *Session) State(ctx context.Context) (*actors.SessionState, error) {
-	return s.agent.rt.host.ReadSession(ctx, s.id)
 }
 
 func finish(o actors.Outcome) (*Result, error) {

@@ -123,7 +123,8 @@
 //
 // A Decision is {"id","action":"approve"|"deny"|"complete"|"fail","by",
 // "reason","arguments" (reviewed arguments of an approval, a JSON object),
-// "result" (a completed deferred call's value)}.
+// "result" (a completed deferred call's value, or a failed one's details:
+// the failed return's content is then {"error","details"})}.
 //
 // # The loop
 //
@@ -176,9 +177,10 @@
 // decoding their JSON; events read from the log are decoded
 // (SessionState.Apply). Both give the same state.
 //
-// Limits: Limits.Requests is checked before each model request;
-// Limits.ToolCalls for a whole response before any call starts (the run
-// fails with usage_limit_exceeded and no tool.requested is recorded).
+// Limits (nil: no limit; 0: none allowed): Limits.Requests is checked
+// before each model request; Limits.ToolCalls for a whole response before
+// any call starts (the run fails with usage_limit_exceeded and no
+// tool.requested is recorded).
 // InvalidArguments and ModelRetry returns go back to the model as retry
 // prompts carrying the run's retry count for the tool; a tool may be
 // retried MaxAttempts-1 times per run (its resolved max retries); one more

@@ -424,8 +424,8 @@ func (a *sessionActor) advance(c actor.Context) {
 	case r.OutputRejections > outputBudget(m.spec):
 		a.fail(r, FailOutputRetryLimit, fmt.Sprintf("the run's output was rejected %d times; the budget is %d", r.OutputRejections, outputBudget(m.spec)))
 	case r.NeedModel:
-		if lim := m.spec.Limits.Requests; lim > 0 && r.Step >= lim {
-			a.fail(r, FailUsageLimit, fmt.Sprintf("the run reached its limit of %d model requests", lim))
+		if lim := m.spec.Limits.Requests; exceeds(int64(r.Step)+1, lim) {
+			a.fail(r, FailUsageLimit, fmt.Sprintf("the run reached its limit of %d model requests", *lim))
 			return
 		}
 		if m.prep != nil && m.prepStep != r.Step && len(m.lcs) == 0 {
@@ -607,9 +607,9 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 	}
 	lim := m.spec.Limits
 	switch {
-	case lim.InputTokens > 0 && usage.InputTokens > lim.InputTokens,
-		lim.OutputTokens > 0 && usage.OutputTokens > lim.OutputTokens,
-		lim.TotalTokens > 0 && usage.InputTokens+usage.OutputTokens > lim.TotalTokens:
+	case exceeds(usage.InputTokens, lim.InputTokens),
+		exceeds(usage.OutputTokens, lim.OutputTokens),
+		exceeds(usage.InputTokens+usage.OutputTokens, lim.TotalTokens):
 		failWith(FailUsageLimit, "the run exceeded its token limit")
 		return
 	case len(resp.ToolCalls) == 0 && mr.rejected != "":
@@ -630,8 +630,8 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 	case !m.prep.HasTools():
 		failWith(FailNoTools, fmt.Sprintf("the model called %q but the agent has no tools", resp.ToolCalls[0].Name))
 		return
-	case lim.ToolCalls > 0 && usage.ToolCalls+int64(len(resp.ToolCalls)) > int64(lim.ToolCalls):
-		failWith(FailUsageLimit, fmt.Sprintf("the response asks for %d tool calls; the run has used %d of its limit of %d", len(resp.ToolCalls), usage.ToolCalls, lim.ToolCalls))
+	case exceeds(usage.ToolCalls+int64(len(resp.ToolCalls)), lim.ToolCalls):
+		failWith(FailUsageLimit, fmt.Sprintf("the response asks for %d tool calls; the run has used %d of its limit of %d", len(resp.ToolCalls), usage.ToolCalls, *lim.ToolCalls))
 		return
 	}
 	usage.ToolCalls += int64(len(resp.ToolCalls))
@@ -1035,6 +1035,10 @@ func decisionEvents(session string, r *RunState, ds []Decision) ([]record, error
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		case ActionFail:
 			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
+			if len(d.Result) > 0 {
+				// A failure with details: the model sees both.
+				ret.Content, _ = json.Marshal(failedDeferred{Error: ret.Control.Message, Details: slices.Clone(d.Result)})
+			}
 			b, _ := json.Marshal(&ret)
 			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
@@ -1042,6 +1046,13 @@ func decisionEvents(session string, r *RunState, ds []Decision) ([]record, error
 	}
 	evs = append(evs, newRecord(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
 	return append(evs, returns...), nil
+}
+
+// failedDeferred is the content of a deferred call failed with details
+// (a fail decision with a Result).
+type failedDeferred struct {
+	Error   string          `json:"error"`
+	Details json.RawMessage `json:"details"`
 }
 
 func firstByte(b []byte) byte {

@@ -65,17 +65,21 @@ type OutputValidator func(ctx context.Context, output string) error
 // agent sets none.
 const defaultOutputRetries = 2
 
-// Limits bound the usage of one run. Zero means no limit.
+// Limits bound the usage of one run. A nil field means no limit; a
+// field set to 0 allows none (a run with ToolCalls 0 may not call a tool).
 type Limits struct {
 	// Requests is the most model requests a run may make.
-	Requests int
+	Requests *int64
 	// ToolCalls is the most tool calls a run may make; a batch that would
 	// exceed it fails the run before any of its calls starts.
-	ToolCalls int
+	ToolCalls *int64
 	// InputTokens, OutputTokens and TotalTokens bound the tokens a run
 	// may use; checked after every model response.
-	InputTokens, OutputTokens, TotalTokens int64
+	InputTokens, OutputTokens, TotalTokens *int64
 }
+
+// exceeds reports whether n is above limit lim (never, without a limit).
+func exceeds(n int64, lim *int64) bool { return lim != nil && n > *lim }
 
 // DefaultPrepareTimeout bounds a toolset's Prepare when the agent sets none.
 const DefaultPrepareTimeout = 30 * time.Second

@@ -147,7 +147,9 @@ type Decision struct {
 	Reason string `json:"reason,omitempty"`
 	// Arguments are the reviewed arguments of an approval (optional).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Result is a completed deferred call's value (JSON).
+	// Result is a completed deferred call's value, or a failed one's
+	// details (JSON): the failed return's content is then
+	// {"error": message, "details": Result}.
 	Result json.RawMessage `json:"result,omitempty"`
 }
 

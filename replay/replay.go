@@ -171,6 +171,16 @@ type returnEnvelope struct {
 	IsError  bool            `json:"is_error"`
 	Content  json.RawMessage `json:"content"`
 	Attempts int             `json:"attempts"`
+	Control  *struct {
+		Reason string `json:"reason"`
+	} `json:"control"`
+}
+
+// failedDetails are the details of a deferred call failed with them (the
+// content {"error","details"} weft.FailWith gives).
+type failedDetails struct {
+	Error   string          `json:"error"`
+	Details json.RawMessage `json:"details"`
 }
 
 func parse(evs []events.Event) (*recording, error) {
@@ -264,9 +274,18 @@ func parse(evs []events.Event) (*recording, error) {
 				return nil, bad("deferred result of %s: %v", ev.ToolCallID, err)
 			}
 			if env.IsError {
+				// The decision's reason is the control's; details, when
+				// the failure had them, are in the content.
 				var reason string
-				_ = json.Unmarshal(env.Content, &reason)
-				decision = append(decision, weft.Fail(ev.ToolCallID, d.By, reason))
+				if env.Control != nil {
+					reason = env.Control.Reason
+				}
+				var fd failedDetails
+				if json.Unmarshal(env.Content, &fd) == nil && fd.Details != nil {
+					decision = append(decision, weft.FailWith(ev.ToolCallID, d.By, reason, fd.Details))
+				} else {
+					decision = append(decision, weft.Fail(ev.ToolCallID, d.By, reason))
+				}
 			} else {
 				decision = append(decision, weft.Complete(ev.ToolCallID, d.By, env.Content))
 			}

@@ -27,6 +27,12 @@ const (
 // [ApprovalRequired] / [CallDeferred] error, so the run suspends as for a
 // direct call, and the approved or resolved call reaches the tool. It is
 // safe for concurrent use.
+//
+// Library tools named like a proxy tool (search_tool or call_tool, with
+// or without the proxy's prefix) are left out: never found, loaded or
+// called through the proxy, so a call of the proxy cannot reach another
+// proxy's tool by name. The proxy's instruction names the toolset ids
+// (namespaces) of the tools it reaches.
 type ProxyToolset struct {
 	*searchCore
 	search, call Tool
@@ -62,7 +68,8 @@ func NewProxy(lib *Library, prefix string, maxResults int, opts ...SearchOption)
 			return nil, fmt.Errorf("tool proxy: %w: prefix %q is too long: %w", ErrInvalidWrapper, prefix, err)
 		}
 	}
-	c, err := newSearchCore(lib, maxResults, name, opts)
+	reserved := []string{ProxySearchToolName, ProxyCallToolName, searchName, callName}
+	c, err := newSearchCore(lib, maxResults, name, reserved, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -83,15 +90,21 @@ func NewProxy(lib *Library, prefix string, maxResults int, opts ...SearchOption)
 // Info returns the proxy's name (its id too).
 func (p *ProxyToolset) Info() ToolsetInfo { return ToolsetInfo{Name: p.name, ID: p.name} }
 
-// Prepare returns the two proxy tools; the first preparation of a session
-// emits the initialized record.
+// Prepare returns the two proxy tools and an instruction that says how to
+// use them and which namespaces (toolset ids) they reach; the first
+// preparation of a session emits the initialized record.
 func (p *ProxyToolset) Prepare(_ context.Context, tc *ToolsetContext) (Preparation, error) {
 	if tc == nil {
 		tc = &ToolsetContext{}
 	}
 	p.initialize(tc)
-	return Preparation{Tools: []Tool{p.search, p.call}, Instructions: []Instruction{{Group: p.name,
-		Text: fmt.Sprintf("Find tools with %s, then call them with %s.", p.search.Definition().Name, p.call.Definition().Name)}}}, nil
+	text := fmt.Sprintf("Find tools with %s, then call them with %s.", p.search.Definition().Name, p.call.Definition().Name)
+	if ns := p.namespaces(); len(ns) > 0 {
+		text += " They reach the tools of these namespaces: " + strings.Join(ns, ", ") + "."
+	} else {
+		text += " The library has no tools."
+	}
+	return Preparation{Tools: []Tool{p.search, p.call}, Instructions: []Instruction{{Group: p.name, Text: text}}}, nil
 }
 
 func (p *ProxyToolset) doSearch(_ context.Context, tc *ToolContext, a searchArgs) ([]proxySearchHit, error) {
@@ -114,7 +127,11 @@ func (p *ProxyToolset) doSearch(_ context.Context, tc *ToolContext, a searchArgs
 }
 
 func (p *ProxyToolset) doCall(ctx context.Context, tc *ToolContext, a proxyCallArgs) (any, error) {
-	t := p.lib.byName[a.Name]
+	if strings.TrimSpace(a.Name) == "" {
+		return nil, InvalidArguments("name", "the name of the tool to call is required",
+			fmt.Sprintf("Set name to a tool found with %s.", p.search.Definition().Name))
+	}
+	t := p.byName[a.Name]
 	if t == nil {
 		return nil, Feedback(escape(fmt.Sprintf("There is no tool named %q in the library. Use %s to find one.", a.Name, p.search.Definition().Name)))
 	}

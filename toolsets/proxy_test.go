@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,8 @@ func TestProxyToolset(t *testing.T) {
 		{"search without match", "workspace_search_tool", `{"query":"kubernetes"}`, nil, nil, toolsets.KindFeedback, `No tool matches`},
 		{"empty search", "workspace_search_tool", `{"query":""}`, nil, nil, toolsets.KindFeedback, `query is empty`},
 		{"call", "workspace_call_tool", `{"name":"read_file","arguments":{"path":"a.txt"}}`, nil, nil, toolsets.KindSuccess, `read_file:a.txt`},
+		{"call without a name", "workspace_call_tool", `{"name":"","arguments":{}}`, nil, nil, toolsets.KindInvalidArguments, `name of the tool to call is required`},
+		{"call with a blank name", "workspace_call_tool", `{"name":"  "}`, nil, nil, toolsets.KindInvalidArguments, `workspace_search_tool`},
 		{"call of an unknown tool", "workspace_call_tool", `{"name":"<script>","arguments":{}}`, nil, nil, toolsets.KindFeedback, `&lt;script&gt;`},
 		{"call with bad arguments", "workspace_call_tool", `{"name":"read_file","arguments":{"file":"a.txt"}}`, nil, nil, toolsets.KindFeedback, `invalid_arguments`},
 		{"failure is escaped text", "workspace_call_tool", `{"name":"render_html","arguments":{"path":"x"}}`, nil, nil, toolsets.KindFeedback, `bad &lt;b&gt;markup&lt;/b&gt; &amp; more`},
@@ -122,6 +125,77 @@ func TestNewProxyNames(t *testing.T) {
 			prep, _ := p.Prepare(t.Context(), nil)
 			if diff := cmp.Diff(tt.tools, toolNames(prep)); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestProxyReservedNames: library tools named like the proxy's own tools
+// (with or without its prefix) are neither found, nor loaded, nor called
+// through it, and the instruction names the namespaces it reaches.
+func TestProxyReservedNames(t *testing.T) {
+	tests := []struct {
+		prefix   string
+		reserved []string
+	}{
+		{"", []string{"search_tool", "call_tool"}},
+		{"ops", []string{"search_tool", "call_tool", "ops_search_tool", "ops_call_tool"}},
+	}
+	for _, tt := range tests {
+		t.Run("prefix "+tt.prefix, func(t *testing.T) {
+			clash := staticSet(t, "clash", tt.reserved...)
+			lib, err := toolsets.NewLibrary(t.Context(), staticSet(t, "workspace", "read_file"), clash, staticSet(t, "tickets", "search_tickets"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var records []toolsets.SearchRecord
+			p, err := toolsets.NewProxy(lib, tt.prefix, 10, toolsets.OnSearch(func(r toolsets.SearchRecord) { records = append(records, r) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc := &toolsets.ToolsetContext{SessionID: "s1", RunID: "r1"}
+			prep, err := p.Prepare(t.Context(), tc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(records) != 1 || records[0].Outcome != toolsets.SearchInitialized {
+				t.Fatalf("records %+v, want one initialized record", records)
+			}
+			if diff := cmp.Diff([]string{"read_file", "search_tickets"}, records[0].Tools); diff != "" {
+				t.Errorf("searchable tools (-want +got):\n%s", diff)
+			}
+			if len(prep.Instructions) != 1 || !strings.Contains(prep.Instructions[0].Text, "namespaces: workspace, tickets.") {
+				t.Errorf("instructions %+v, want the namespaces workspace, tickets", prep.Instructions)
+			}
+			reg := toolsets.NewRegistry()
+			if err := reg.AddToolset(t.Context(), preparedSetOf(t, p, tc)); err != nil {
+				t.Fatal(err)
+			}
+			names := reg.Names()
+			search, call := names[0], names[1]
+			ret := reg.Call(t.Context(), toolsets.Invocation{CallID: "c1", Name: search, Arguments: json.RawMessage(`{"query":"search tool call ops"}`), SessionID: "s1", RunID: "r1"})
+			var hits []struct{ Name string }
+			if err := json.Unmarshal(ret.ModelContent(), &hits); err != nil {
+				t.Fatalf("search: %s %s", ret.Kind, ret.ModelContent())
+			}
+			for _, h := range hits {
+				if slices.Contains(tt.reserved, h.Name) {
+					t.Errorf("search found the reserved tool %s", h.Name)
+				}
+			}
+			for _, name := range tt.reserved {
+				ret := reg.Call(t.Context(), toolsets.Invocation{CallID: "c2", Name: call, Arguments: json.RawMessage(`{"name":"` + name + `","arguments":{"path":"p"}}`), SessionID: "s1", RunID: "r1"})
+				if ret.Kind != toolsets.KindFeedback || !strings.Contains(string(ret.ModelContent()), "There is no tool named") {
+					t.Errorf("call of %s: %s %s, want feedback that there is no such tool", name, ret.Kind, ret.ModelContent())
+				}
+			}
+			if err := p.Restore("s2", toolsets.SearchState{LoadedTools: []string{"call_tool"}}); !errors.Is(err, toolsets.ErrInvalidDefinition) {
+				t.Errorf("restoring a reserved tool: err = %v, want ErrInvalidDefinition", err)
+			}
+			for _, name := range p.State("s1").LoadedTools {
+				if slices.Contains(tt.reserved, name) {
+					t.Errorf("the reserved tool %s is loaded", name)
+				}
 			}
 		})
 	}

@@ -114,6 +114,11 @@ type searchCore struct {
 	maxResults int
 	name       string
 	observe    func(SearchRecord)
+	// tools are the library's tools the toolset reaches, in library
+	// order: all of them but those whose names are reserved (the
+	// toolset's own tool names).
+	tools  []*libTool
+	byName map[string]*libTool
 
 	mu       sync.Mutex
 	sessions map[string]*loaded
@@ -125,14 +130,22 @@ type loaded struct {
 	initialized       bool
 }
 
-func newSearchCore(lib *Library, maxResults int, name string, opts []SearchOption) (*searchCore, error) {
+// newSearchCore returns the core over lib; library tools named in reserved
+// are left out: never matched, loaded, restored or called.
+func newSearchCore(lib *Library, maxResults int, name string, reserved []string, opts []SearchOption) (*searchCore, error) {
 	if lib == nil {
 		return nil, fmt.Errorf("%s: %w: nil library", name, ErrInvalidDefinition)
 	}
 	if maxResults <= 0 {
 		return nil, fmt.Errorf("%s: %w: max results %d must be positive", name, ErrInvalidDefinition, maxResults)
 	}
-	c := &searchCore{lib: lib, maxResults: maxResults, name: name, sessions: map[string]*loaded{}}
+	c := &searchCore{lib: lib, maxResults: maxResults, name: name, sessions: map[string]*loaded{}, byName: map[string]*libTool{}}
+	for _, t := range lib.tools {
+		if !slices.Contains(reserved, t.def.Name) {
+			c.tools = append(c.tools, t)
+			c.byName[t.def.Name] = t
+		}
+	}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
@@ -171,8 +184,8 @@ func (c *searchCore) initialize(tc *ToolsetContext) {
 	s.initialized = true
 	c.mu.Unlock()
 	if first {
-		names := make([]string, len(c.lib.tools))
-		for i, t := range c.lib.tools {
+		names := make([]string, len(c.tools))
+		for i, t := range c.tools {
 			names[i] = t.def.Name
 		}
 		c.emit(nil, SearchRecord{Outcome: SearchInitialized, Toolset: c.name, SessionID: tc.SessionID, RunID: tc.RunID, Tools: names})
@@ -195,7 +208,7 @@ func (c *searchCore) match(query string) []*libTool {
 		order int
 	}
 	var hits []hit
-	for i, t := range c.lib.tools {
+	for i, t := range c.tools {
 		score := 0
 		for _, q := range terms {
 			// Words of one or two letters only count as whole name
@@ -251,6 +264,18 @@ func (c *searchCore) load(tc *ToolContext, query string, tools []*libTool) Searc
 	return r
 }
 
+// namespaces returns the toolset ids of the tools the core reaches, in
+// library order.
+func (c *searchCore) namespaces() []string {
+	var out []string
+	for _, t := range c.tools {
+		if !slices.Contains(out, t.info.ID) {
+			out = append(out, t.info.ID)
+		}
+	}
+	return out
+}
+
 // Library returns the library the toolset searches.
 func (c *searchCore) Library() *Library { return c.lib }
 
@@ -271,7 +296,7 @@ func (c *searchCore) State(sessionID string) SearchState {
 func (c *searchCore) Restore(sessionID string, st SearchState) error {
 	s := &loaded{tset: map[string]bool{}, nset: map[string]bool{}}
 	for _, name := range st.LoadedTools {
-		t := c.lib.byName[name]
+		t := c.byName[name]
 		if t == nil {
 			return fmt.Errorf("restore %s state: %w: tool %q is not in the library", c.name, ErrInvalidDefinition, name)
 		}
@@ -340,7 +365,7 @@ type searchReply struct {
 // NewSearch returns a search toolset over lib that loads up to
 // maxResults tools per search. It accepts [OnSearch] and [SearchName].
 func NewSearch(lib *Library, maxResults int, opts ...SearchOption) (*SearchToolset, error) {
-	c, err := newSearchCore(lib, maxResults, "tool_search", opts)
+	c, err := newSearchCore(lib, maxResults, "tool_search", nil, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -105,14 +105,15 @@ func testHandOver(t *testing.T, pool string, queued bool) {
 	close(h.release)
 
 	sb := b.Session(s.ID())
-	st, err := sb.State(t.Context())
+	st, err := sb.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Runs) != 1 {
 		t.Fatalf("%d runs, want 1", len(st.Runs))
 	}
-	for id := range st.Runs {
+	for _, r := range st.Runs {
+		id := r.ID
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		res, err := sb.Wait(ctx, id)
 		cancel()

@@ -256,12 +256,12 @@ func TestPoolCancelQueuedCall(t *testing.T) {
 	if o := <-first; o.err != nil {
 		t.Fatal(o.err)
 	}
-	st, err := queued[0].State(t.Context())
+	st, err := queued[0].Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := st.ActiveRun(); r != nil {
-		t.Errorf("the cancelled session still has an active run %s", r.ID)
+	if st.Active != "" {
+		t.Errorf("the cancelled session still has an active run %s", st.Active)
 	}
 	h.wantOnlyFirst(t)
 }

@@ -552,13 +552,13 @@ func TestRemoteCancel(t *testing.T) {
 		t.Errorf("worker printed %q", got)
 	}
 	<-done
-	st, err := s.State(t.Context())
+	st, err := s.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, r := range st.Runs {
+	for _, r := range st.Runs {
 		if r.Status != weft.StatusCancelled {
-			t.Errorf("run %s is %s, want cancelled", id, r.Status)
+			t.Errorf("run %s is %s, want cancelled", r.ID, r.Status)
 		}
 	}
 	if len(st.Runs) != 1 {
@@ -1025,13 +1025,13 @@ func TestSameCallIDAcrossSessions(t *testing.T) {
 	if got, want := content(returns(t, kept, o.res.RunID)["c1"]), "done "+kept.ID()+" c1"; got != want {
 		t.Errorf("return %q, want %q", got, want)
 	}
-	st, err := cancelledSession.State(t.Context())
+	st, err := cancelledSession.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, r := range st.Runs {
+	for _, r := range st.Runs {
 		if r.Status != weft.StatusCancelled {
-			t.Errorf("run %s of the cancelled session is %s, want cancelled", id, r.Status)
+			t.Errorf("run %s of the cancelled session is %s, want cancelled", r.ID, r.Status)
 		}
 	}
 	select {

@@ -76,7 +76,7 @@ func parseDecideFlags(action string, args []string, stderr io.Writer) (decideOpt
 		actionApprove:  "ID... [--session S] [--by NAME] [--args JSON] [--nats URL] [--json]",
 		actionDeny:     "ID... --reason R [--session S] [--by NAME] [--nats URL] [--json]",
 		actionComplete: "ID... --result JSON [--session S] [--by NAME] [--nats URL] [--json]",
-		actionFail:     "ID... --reason R [--session S] [--by NAME] [--nats URL] [--json]",
+		actionFail:     "ID... --reason R [--details JSON] [--session S] [--by NAME] [--nats URL] [--json]",
 	}[action]
 	fs := newFlagSet(action, synopsis, fmt.Sprintf(`
 Decides pending items (ids from weft approvals) on a running node: sends a
@@ -93,8 +93,11 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 	switch action {
 	case actionApprove:
 		fs.StringVar(&rawArgs, "args", "", "reviewed arguments of the call, a JSON `object` replacing the model's")
-	case actionDeny, actionFail:
+	case actionDeny:
 		fs.StringVar(&o.reason, "reason", "", "why (required; the model is told)")
+	case actionFail:
+		fs.StringVar(&o.reason, "reason", "", "why (required; the model is told)")
+		fs.StringVar(&rawResult, "details", "", "structured details of the failure, `JSON` (optional; the model sees them with the reason)")
 	case actionComplete:
 		fs.StringVar(&rawResult, "result", "", "the deferred call's result, `JSON` (required)")
 	}
@@ -135,10 +138,14 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 		}
 		o.args = json.RawMessage(rawArgs)
 	}
-	if set["result"] {
+	if set["result"] || set["details"] {
 		if !json.Valid([]byte(rawResult)) {
 			var v any
-			return o, usageError(fs, "--result must be JSON: %s", jsonProblem(rawResult, json.Unmarshal([]byte(rawResult), &v)))
+			flag := "--result"
+			if action == actionFail {
+				flag = "--details"
+			}
+			return o, usageError(fs, "%s must be JSON: %s", flag, jsonProblem(rawResult, json.Unmarshal([]byte(rawResult), &v)))
 		}
 		o.result = json.RawMessage(rawResult)
 	}

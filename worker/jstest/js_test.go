@@ -434,16 +434,16 @@ func testCancel(t *testing.T, pool string) {
 	case <-time.After(wait):
 		t.Fatal("the run did not end after its cancel")
 	}
-	st, err := s.State(t.Context())
+	st, err := s.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Runs) != 1 {
 		t.Errorf("%d runs, want 1", len(st.Runs))
 	}
-	for id, r := range st.Runs {
+	for _, r := range st.Runs {
 		if r.Status != weft.StatusCancelled {
-			t.Errorf("run %s is %s, want cancelled", id, r.Status)
+			t.Errorf("run %s is %s, want cancelled", r.ID, r.Status)
 		}
 	}
 }
@@ -515,16 +515,16 @@ func TestJSWorkerSameCallIDAcrossSessions(t *testing.T) {
 	if r.Kind != toolsets.KindSuccess || string(r.Content) != `"slept 2000"` {
 		t.Errorf("the other session's return is %s %s, want success \"slept 2000\"", r.Kind, r.Content)
 	}
-	st, err := cancelled.State(t.Context())
+	st, err := cancelled.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Runs) != 1 {
 		t.Errorf("the cancelled session has %d runs, want 1", len(st.Runs))
 	}
-	for id, r := range st.Runs {
+	for _, r := range st.Runs {
 		if r.Status != weft.StatusCancelled {
-			t.Errorf("run %s of the cancelled session is %s, want cancelled", id, r.Status)
+			t.Errorf("run %s of the cancelled session is %s, want cancelled", r.ID, r.Status)
 		}
 	}
 	for _, l := range w.stop(t) {
