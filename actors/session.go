@@ -779,7 +779,11 @@ func returnedEvent(session, run string, ret toolsets.Return) record {
 		ret = toolsets.Return{CallID: ret.CallID, ToolName: ret.ToolName, Kind: toolsets.KindUserError, IsError: true, Content: content}
 		b, _ = json.Marshal(&ret)
 	}
-	rec := newRecord(events.TypeToolReturned, session, run, ret.CallID, events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts})
+	d := events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts}
+	if typ, msg, ok := ret.CapturedError(); ok {
+		d.Error = &events.ErrorInfo{Kind: string(ret.Kind), Message: msg, Type: typ}
+	}
+	rec := newRecord(events.TypeToolReturned, session, run, ret.CallID, d)
 	rec.extra = ret
 	return rec
 }
