@@ -105,7 +105,8 @@ type ModelResponse struct {
 //
 // Arguments are the model's arguments as it sent them, when they are JSON.
 // Arguments that are not valid JSON cannot be embedded in the event's
-// data: they are kept, byte for byte, as the string RawArguments, and
+// data: they are kept as the string RawArguments (byte for byte for UTF-8
+// text; a byte that is not UTF-8 becomes U+FFFD in the JSON), and
 // Arguments is absent. At most one of the two is set.
 type ToolRequested struct {
 	Tool         string          `json:"tool"`
