@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -117,11 +118,12 @@ type ToolRequested struct {
 
 // NewToolRequested returns the data of a tool.requested event for a call
 // of tool in toolset with args as the model sent them: in Arguments when
-// they are valid JSON, else in RawArguments.
+// they are valid JSON, else in RawArguments. Empty or blank arguments are
+// none (a tool reads no arguments as {}).
 func NewToolRequested(tool, toolset string, args json.RawMessage) ToolRequested {
 	d := ToolRequested{Tool: tool, Toolset: toolset}
 	switch {
-	case len(args) == 0:
+	case len(bytes.TrimSpace(args)) == 0:
 	case json.Valid(args):
 		d.Arguments = args
 	default:

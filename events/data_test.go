@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +21,7 @@ func TestToolRequestedArguments(t *testing.T) {
 	}{
 		{"object", `{"x":1}`, events.ToolRequested{Tool: "q", Arguments: json.RawMessage(`{"x":1}`)}, `{"tool":"q","arguments":{"x":1}}`},
 		{"none", ``, events.ToolRequested{Tool: "q"}, `{"tool":"q"}`},
+		{"blank", " \n", events.ToolRequested{Tool: "q"}, `{"tool":"q"}`},
 		{"not JSON", `{"x":`, events.ToolRequested{Tool: "q", RawArguments: `{"x":`}, `{"tool":"q","raw_arguments":"{\"x\":"}`},
 		{"not JSON at all", `x=1, y=2`, events.ToolRequested{Tool: "q", RawArguments: `x=1, y=2`}, `{"tool":"q","raw_arguments":"x=1, y=2"}`},
 	}
@@ -40,8 +42,12 @@ func TestToolRequestedArguments(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
-			if string(back.Args()) != tt.args {
-				t.Errorf("Args() = %q, want %q", back.Args(), tt.args)
+			want := tt.args
+			if strings.TrimSpace(want) == "" {
+				want = "" // blank arguments are none
+			}
+			if string(back.Args()) != want {
+				t.Errorf("Args() = %q, want %q", back.Args(), want)
 			}
 		})
 	}
