@@ -65,7 +65,7 @@
 //	  reply (all three)            CommandReply {"run_id","version"} or
 //	                               {"error":{"verb","session_id","code","message"}}
 //	weft.node.<node>.tool.<name>   request ToolRequest {"session_id","run_id","call_id","name",
-//	                               "arguments","approval"} to the host's own tool actor
+//	                               "arguments","approval","model_retries"} to the host's own tool actor
 //	                               (<node>: the lease node id, or a random id per host
 //	                               without leases): a local tool runs on the node that
 //	                               prepared the run, never on another node of the cluster;
@@ -184,9 +184,18 @@
 // InvalidArguments and ModelRetry returns go back to the model as retry
 // prompts carrying the run's retry count for the tool; a tool may be
 // retried MaxAttempts-1 times per run (its resolved max retries); one more
-// fails the run with tool_retry_limit_exceeded. Unknown and hidden tools go
-// back as retry prompts (not_found, not_exposed). A tool call when the
-// agent has no tools fails the run with no_tools.
+// fails the run with tool_retry_limit_exceeded. The count so far
+// (RunState.Retries, a fold of the run's tool.returned events) travels with
+// each call as ToolRequest.ModelRetries and reaches the tool as
+// toolsets.ToolContext.ModelRetries. A call whose arguments are not valid
+// JSON is refused where the batch is scheduled, before the approval policy
+// and without reaching a tool actor (Registry.Refusal: invalid_arguments,
+// "the arguments are not valid JSON"), and counts like any invalid
+// arguments; its tool.requested keeps the text as raw_arguments. A
+// response that breaks the port's rules otherwise (a call without an id or
+// a name, duplicate ids) fails the run with invalid_response. Unknown and
+// hidden tools go back as retry prompts (not_found, not_exposed). A tool
+// call when the agent has no tools fails the run with no_tools.
 //
 // # Human in the loop
 //

@@ -67,6 +67,10 @@ type ToolRequest struct {
 	// Metadata is the run's metadata (a JSON object), sent to remote tool
 	// workers only: a host's own tool actor reads it from the run.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// ModelRetries is how many times the model has been asked to retry
+	// this tool in the run before this call (toolsets.ToolContext's
+	// ModelRetries), counted from the run's events.
+	ModelRetries int `json:"model_retries,omitempty"`
 }
 
 // The ToolReport types.

@@ -463,7 +463,7 @@ func completion(session string, r *RunState, prep *Prepared) []record {
 		if prep != nil {
 			toolset = prep.ToolsetOf[tc.Name].Name
 		}
-		recs = append(recs, newRecord(events.TypeToolRequested, session, r.ID, tc.ID, events.ToolRequested{Tool: tc.Name, Toolset: toolset, Arguments: tc.Arguments}))
+		recs = append(recs, newRecord(events.TypeToolRequested, session, r.ID, tc.ID, events.NewToolRequested(tc.Name, toolset, tc.Arguments)))
 	}
 	if r.UsageDue != nil {
 		recs = append(recs, newRecord(events.TypeUsageSnapshot, session, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: *r.UsageDue}))
@@ -636,7 +636,7 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 	}
 	usage.ToolCalls += int64(len(resp.ToolCalls))
 	for _, tc := range resp.ToolCalls {
-		evs = append(evs, newRecord(events.TypeToolRequested, a.id, r.ID, tc.ID, events.ToolRequested{Tool: tc.Name, Toolset: m.prep.ToolsetOf[tc.Name].Name, Arguments: tc.Arguments}))
+		evs = append(evs, newRecord(events.TypeToolRequested, a.id, r.ID, tc.ID, events.NewToolRequested(tc.Name, m.prep.ToolsetOf[tc.Name].Name, tc.Arguments)))
 	}
 	evs = append(evs, newRecord(events.TypeUsageSnapshot, a.id, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: usage}))
 	if err := a.appendSteps(evs...); err != nil {
@@ -672,11 +672,16 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			var approval *toolsets.Approval
 			if cs.Decision != nil && cs.Decision.Action == ActionApprove {
 				approval = &toolsets.Approval{DecidedBy: cs.Decision.By, Note: cs.Decision.Reason, Arguments: cs.Decision.Arguments}
+			} else if ret, refused := refuseMalformed(m.prep, cs); refused {
+				// Arguments that are not JSON: the model is asked again.
+				policy = append(policy, returnedEvent(a.id, r.ID, ret))
+				continue
 			} else if needsApproval(m.spec.ApprovalRequired, m.prep, cs.Tool) {
 				policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
 				continue
 			}
-			reqs = append(reqs, ToolRequest{SessionID: a.id, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval})
+			reqs = append(reqs, ToolRequest{SessionID: a.id, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval,
+				ModelRetries: r.Retries[cs.Tool]})
 		}
 		if len(policy) > 0 {
 			if err := a.appendSteps(policy...); err != nil {
@@ -779,7 +784,11 @@ func returnedEvent(session, run string, ret toolsets.Return) record {
 		ret = toolsets.Return{CallID: ret.CallID, ToolName: ret.ToolName, Kind: toolsets.KindUserError, IsError: true, Content: content}
 		b, _ = json.Marshal(&ret)
 	}
-	rec := newRecord(events.TypeToolReturned, session, run, ret.CallID, events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts})
+	d := events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts}
+	if typ, msg, ok := ret.CapturedError(); ok {
+		d.Error = &events.ErrorInfo{Kind: string(ret.Kind), Message: msg, Type: typ}
+	}
+	rec := newRecord(events.TypeToolReturned, session, run, ret.CallID, d)
 	rec.extra = ret
 	return rec
 }

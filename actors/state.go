@@ -348,7 +348,7 @@ func (s *SessionState) apply(rec record) error {
 		if err != nil {
 			return err
 		}
-		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Arguments})
+		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Args()})
 	case events.TypeToolStarted:
 		d, err := decode[events.ToolStarted](rec)
 		if err != nil {

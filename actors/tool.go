@@ -83,7 +83,7 @@ func ExecuteCall(ctx context.Context, reg *toolsets.Registry, req ToolRequest, m
 	ret := reg.Call(ctx, toolsets.Invocation{
 		CallID: req.CallID, Name: req.Name, Arguments: req.Arguments,
 		RunID: req.RunID, SessionID: req.SessionID, ConversationID: req.SessionID, Metadata: meta,
-		Approval: req.Approval,
+		Approval: req.Approval, ModelRetries: req.ModelRetries,
 		Emitter: toolsets.EmitterFunc(func(p toolsets.Progress) {
 			report(ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
 		}),
@@ -114,13 +114,15 @@ type observed struct{ toolsets.Tool }
 // Call implements toolsets.Tool.
 func (o observed) Call(ctx context.Context, tc *toolsets.ToolContext, args json.RawMessage) (any, error) {
 	obs, _ := ctx.Value(observerKey{}).(observer)
-	if obs != nil && tc.Retry > 0 {
-		obs(ToolReport{Type: ReportStarted, Attempt: tc.Retry + 1})
+	if obs != nil && tc.Attempt > 1 {
+		obs(ToolReport{Type: ReportStarted, Attempt: tc.Attempt})
 	}
 	v, err := o.Tool.Call(ctx, tc, args)
-	if err != nil && obs != nil && toolsets.KindOf(err).Flags().InternallyRetryable && !tc.LastAttempt() &&
-		!errors.Is(context.Cause(ctx), errRunCancelled) {
-		obs(ToolReport{Type: ReportRetried, Attempt: tc.Retry + 1, Error: &events.ErrorInfo{Kind: string(toolsets.KindOf(err)), Message: err.Error()}})
+	// The registry's own rule: only an execution failure of a live attempt
+	// is retried; an error after the attempt's context ended (its timeout,
+	// a cancelled run) is a timeout or a cancellation, never retried.
+	if obs != nil && tc.WillRetry(ctx, err) {
+		obs(ToolReport{Type: ReportRetried, Attempt: tc.Attempt, Error: &events.ErrorInfo{Kind: string(toolsets.KindExecution), Message: err.Error(), Type: toolsets.ErrorType(err)}})
 	}
 	return v, err
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -13,9 +14,13 @@ import (
 
 // ErrorInfo describes a failure recorded in an event.
 type ErrorInfo struct {
-	// Kind is a short machine-readable class ("timeout", "panic", …).
+	// Kind is a short machine-readable class ("timeout", "panic", …); for
+	// a tool's error, its return kind ("execution", "timeout", …).
 	Kind    string `json:"kind,omitempty"`
 	Message string `json:"message"`
+	// Type is the Go type of the error, when it came from Go code, such as
+	// "*fs.PathError" (optional; see toolsets.ErrorType).
+	Type string `json:"type,omitempty"`
 }
 
 // Usage counts what a run or a session consumed.
@@ -98,10 +103,42 @@ type ModelResponse struct {
 }
 
 // ToolRequested (tool.requested) records a tool call the model asked for.
+//
+// Arguments are the model's arguments as it sent them, when they are JSON.
+// Arguments that are not valid JSON cannot be embedded in the event's
+// data: they are kept as the string RawArguments (byte for byte for UTF-8
+// text; a byte that is not UTF-8 becomes U+FFFD in the JSON), and
+// Arguments is absent. At most one of the two is set.
 type ToolRequested struct {
-	Tool      string          `json:"tool"`
-	Toolset   string          `json:"toolset,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Tool         string          `json:"tool"`
+	Toolset      string          `json:"toolset,omitempty"`
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	RawArguments string          `json:"raw_arguments,omitempty"`
+}
+
+// NewToolRequested returns the data of a tool.requested event for a call
+// of tool in toolset with args as the model sent them: in Arguments when
+// they are valid JSON, else in RawArguments. Empty or blank arguments are
+// none (a tool reads no arguments as {}).
+func NewToolRequested(tool, toolset string, args json.RawMessage) ToolRequested {
+	d := ToolRequested{Tool: tool, Toolset: toolset}
+	switch {
+	case len(bytes.TrimSpace(args)) == 0:
+	case json.Valid(args):
+		d.Arguments = args
+	default:
+		d.RawArguments = string(args)
+	}
+	return d
+}
+
+// Args returns the call's arguments as the model sent them: Arguments, or
+// the bytes of RawArguments when they were not JSON.
+func (d ToolRequested) Args() json.RawMessage {
+	if d.RawArguments != "" {
+		return json.RawMessage(d.RawArguments)
+	}
+	return d.Arguments
 }
 
 // ToolStarted (tool.started) records that an attempt of a tool call began.
@@ -132,6 +169,10 @@ type ToolReturned struct {
 	Return  json.RawMessage `json:"return"`
 	IsError bool            `json:"is_error,omitempty"`
 	Attempt int             `json:"attempt,omitempty"`
+	// Error is the error the tool returned (or the panic it raised), when
+	// the return was built from one: the return's kind, the error's
+	// message and its Go type (optional). The model saw the message only.
+	Error *ErrorInfo `json:"error,omitempty"`
 }
 
 // ToolProgress (tool.progress) records progress reported by a running

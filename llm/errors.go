@@ -24,8 +24,9 @@ var (
 	// catalogue (see PartKind). *UnknownPartError matches it.
 	ErrUnknownPart = errors.New("llm: unknown message part kind")
 	// ErrInvalidResponse reports a response that breaks the rules of the
-	// port: a tool call without an id or name, duplicate call ids, or
-	// arguments that are not JSON.
+	// port: a tool call without an id or name, or duplicate call ids.
+	// (Arguments that are not JSON are the model's to correct; see
+	// Response.Validate.)
 	ErrInvalidResponse = errors.New("llm: invalid response")
 	// ErrIncompleteStream reports a stream that ended without an event
 	// carrying the final Response.

@@ -67,8 +67,12 @@ type Text struct {
 
 // ToolCall is the model asking for a tool to be called (RoleAssistant).
 // ID is the provider's call id: it pairs the call with its ToolReturn or
-// RetryPrompt. Arguments is the JSON the model produced; it is not
-// validated against the tool's schema here, that is the runtime's job.
+// RetryPrompt. Arguments is what the model produced, normally a JSON
+// object; it is not validated against the tool's schema here, that is the
+// runtime's job. A model may produce arguments that are not JSON at all:
+// they are kept as they came (the message still validates, and its JSON
+// form carries them as "raw_arguments"), and the runtime answers the call
+// with an invalid_arguments return.
 type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
@@ -148,8 +152,6 @@ func (p ToolCall) validate() error {
 		return fmt.Errorf("tool call %q without an id", p.Name)
 	case p.Name == "":
 		return fmt.Errorf("tool call %q without a name", p.ID)
-	case len(p.Arguments) > 0 && !json.Valid(p.Arguments):
-		return fmt.Errorf("tool call %q (%s): arguments are not valid JSON", p.ID, p.Name)
 	}
 	return nil
 }

@@ -14,7 +14,15 @@ import (
 //	  {"kind":"text","text":"Adding."},
 //	  {"kind":"tool_call","id":"call_add","name":"add","arguments":{"left":2,"right":3}}]}
 //
-// Each part is its struct's JSON fields plus "kind". Decoding is strict: an
+// Each part is its struct's JSON fields plus "kind". A tool call whose
+// arguments are not valid JSON (a model's malformed output, kept as it
+// came) carries them as a JSON string in "raw_arguments" instead of
+// "arguments":
+//
+//	{"kind":"tool_call","id":"call_add","name":"add","raw_arguments":"{\"left\":"}
+//
+// Decoding gives the bytes back in ToolCall.Arguments; "raw_arguments"
+// holding valid JSON, or both fields at once, is refused. Decoding is strict: an
 // unknown kind is an *UnknownPartError, an unknown field, a missing role or
 // a message that fails Validate is an error matching ErrInvalidMessage.
 // Nothing is dropped or defaulted silently.
@@ -76,7 +84,7 @@ type (
 	}
 	toolCallWire struct {
 		Kind PartKind `json:"kind"`
-		ToolCall
+		toolCallJSON
 	}
 	toolReturnWire struct {
 		Kind PartKind `json:"kind"`
@@ -97,7 +105,7 @@ func marshalPart(p Part) ([]byte, error) {
 	case Text:
 		return json.Marshal(textWire{p.Kind(), p})
 	case ToolCall:
-		return json.Marshal(toolCallWire{p.Kind(), p})
+		return json.Marshal(toolCallWire{p.Kind(), p.wire()})
 	case ToolReturn:
 		return json.Marshal(toolReturnWire{p.Kind(), p})
 	case RetryPrompt:
@@ -138,8 +146,9 @@ func unmarshalPart(data []byte) (Part, error) {
 		p = w.Text
 	case KindToolCall:
 		var w toolCallWire
-		err = strictUnmarshal(data, &w)
-		p = w.ToolCall
+		if err = strictUnmarshal(data, &w); err == nil {
+			p, err = w.toolCall()
+		}
 	case KindToolReturn:
 		var w toolReturnWire
 		err = strictUnmarshal(data, &w)
@@ -168,5 +177,54 @@ func strictUnmarshal(data []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("trailing data after JSON value")
 	}
+	return nil
+}
+
+// toolCallJSON is the JSON form of a ToolCall: arguments that are not valid
+// JSON travel as the string raw_arguments (see the JSON form above).
+type toolCallJSON struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	RawArguments string          `json:"raw_arguments,omitempty"`
+}
+
+func (c ToolCall) wire() toolCallJSON {
+	w := toolCallJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+		w.Arguments, w.RawArguments = nil, string(c.Arguments)
+	}
+	return w
+}
+
+func (w toolCallJSON) toolCall() (ToolCall, error) {
+	switch {
+	case w.RawArguments != "" && len(w.Arguments) > 0:
+		return ToolCall{}, errors.New("both arguments and raw_arguments")
+	case w.RawArguments != "" && json.Valid([]byte(w.RawArguments)):
+		return ToolCall{}, errors.New("raw_arguments holds valid JSON; it belongs in arguments")
+	case w.RawArguments != "":
+		w.Arguments = json.RawMessage(w.RawArguments)
+	}
+	return ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments}, nil
+}
+
+// MarshalJSON encodes c as {"id","name","arguments"}, or with
+// "raw_arguments" (a JSON string) instead of "arguments" when its arguments
+// are not valid JSON, so that a response holding a model's malformed
+// arguments still encodes.
+func (c ToolCall) MarshalJSON() ([]byte, error) { return json.Marshal(c.wire()) }
+
+// UnmarshalJSON decodes the form MarshalJSON writes.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	var w toolCallJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	tc, err := w.toolCall()
+	if err != nil {
+		return fmt.Errorf("%w: tool call: %v", ErrInvalidMessage, err)
+	}
+	*c = tc
 	return nil
 }

@@ -36,6 +36,13 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 				`{"kind":"tool_call","id":"call_noargs","name":"now"}]}`,
 		},
 		{
+			name: "tool call whose arguments are not JSON",
+			msg: Message{Role: RoleAssistant, Parts: []Part{
+				ToolCall{ID: "call_bad", Name: "add", Arguments: json.RawMessage(`{"left":`)},
+			}},
+			want: `{"role":"assistant","parts":[{"kind":"tool_call","id":"call_bad","name":"add","raw_arguments":"{\"left\":"}]}`,
+		},
+		{
 			name: "tool returns and a retry prompt",
 			msg: Message{Role: RoleUser, Parts: []Part{
 				ToolReturn{CallID: "call_add", Name: "add", Content: json.RawMessage(`{"total":5}`)},
@@ -96,6 +103,8 @@ func TestMessageUnmarshalErrors(t *testing.T) {
 		{"tool return without name", `{"role":"user","parts":[{"kind":"tool_return","call_id":"c"}]}`, ErrInvalidMessage, ""},
 		{"retry prompt without message", `{"role":"user","parts":[{"kind":"retry_prompt","call_id":"c","name":"add"}]}`, ErrInvalidMessage, ""},
 		{"malformed JSON", `{"role":"user","parts":[`, ErrInvalidMessage, ""},
+		{"raw arguments beside arguments", `{"role":"assistant","parts":[{"kind":"tool_call","id":"c","name":"add","arguments":{},"raw_arguments":"{"}]}`, ErrInvalidMessage, ""},
+		{"raw arguments that are JSON", `{"role":"assistant","parts":[{"kind":"tool_call","id":"c","name":"add","raw_arguments":"{}"}]}`, ErrInvalidMessage, ""},
 		{"trailing data", `{"role":"user","parts":[{"kind":"user_prompt","text":"a"}]} {}`, ErrInvalidMessage, ""},
 	}
 	for _, tt := range tests {
@@ -133,7 +142,7 @@ func TestMessageValidate(t *testing.T) {
 		{"text in system role", Message{Role: RoleSystem, Parts: []Part{Text{Text: "x"}}}, true},
 		{"tool return in assistant role", Message{Role: RoleAssistant, Parts: []Part{ToolReturn{CallID: "c", Name: "n"}}}, true},
 		{"nil part", Message{Role: RoleUser, Parts: []Part{nil}}, true},
-		{"invalid arguments", Message{Role: RoleAssistant, Parts: []Part{ToolCall{ID: "c", Name: "n", Arguments: json.RawMessage(`{`)}}}, true},
+		{"arguments not JSON are the model's to correct", Message{Role: RoleAssistant, Parts: []Part{ToolCall{ID: "c", Name: "n", Arguments: json.RawMessage(`{`)}}}, false},
 		{"invalid content", Message{Role: RoleUser, Parts: []Part{ToolReturn{CallID: "c", Name: "n", Content: json.RawMessage(`nope`)}}}, true},
 		{"empty role", Message{Parts: []Part{UserPrompt{Text: "x"}}}, true},
 	}

@@ -46,9 +46,12 @@ func (r *Response) Clone() *Response {
 	return &out
 }
 
-// Validate reports whether every tool call has an id and a name, ids are
-// unique within the response, and arguments are JSON. The error matches
-// ErrInvalidResponse. The runtime calls it before scheduling any call.
+// Validate reports whether every tool call has an id and a name and ids
+// are unique within the response. The error matches ErrInvalidResponse.
+// The runtime calls it before scheduling any call, and fails the run on
+// an invalid response. Arguments that are not valid JSON do not make a
+// response invalid: the model can correct them, so the runtime answers
+// that call with an invalid_arguments return and asks the model again.
 func (r *Response) Validate() error {
 	seen := make(map[string]bool, len(r.ToolCalls))
 	for i, c := range r.ToolCalls {

@@ -19,7 +19,9 @@ func TestResponseValidate(t *testing.T) {
 		{"two calls", ScriptToolCalls(ToolCall{ID: "a", Name: "add", Arguments: args}, ToolCall{ID: "b", Name: "add"}), false},
 		{"call without id", ScriptToolCalls(ToolCall{Name: "add"}), true},
 		{"call without name", ScriptToolCalls(ToolCall{ID: "a"}), true},
-		{"arguments not JSON", ScriptToolCalls(ToolCall{ID: "a", Name: "add", Arguments: json.RawMessage(`{left:2}`)}), true},
+		// The model can correct them: the runtime answers the call with
+		// invalid_arguments instead of failing the run.
+		{"arguments not JSON", ScriptToolCalls(ToolCall{ID: "a", Name: "add", Arguments: json.RawMessage(`{left:2}`)}), false},
 		{"duplicate call ids", ScriptToolCalls(ToolCall{ID: "a", Name: "add"}, ToolCall{ID: "a", Name: "sub"}), true},
 	}
 	for _, tt := range tests {
@@ -92,5 +94,25 @@ func TestRequestLastMessage(t *testing.T) {
 	}
 	if diff := cmp.Diff(UserMessage("b"), got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// A response whose tool call has arguments that are not JSON still
+// encodes, and decodes back to the same bytes.
+func TestResponseJSONWithRawArguments(t *testing.T) {
+	resp := ScriptToolCalls(ToolCall{ID: "a", Name: "add", Arguments: json.RawMessage(`{"x":`)})
+	data, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	if want := `{"tool_calls":[{"id":"a","name":"add","raw_arguments":"{\"x\":"}]}`; string(data) != want {
+		t.Errorf("Marshal:\n got %s\nwant %s", data, want)
+	}
+	var back Response
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	if diff := cmp.Diff(resp, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }

@@ -85,12 +85,26 @@ type ToolContext struct {
 	ToolName string
 	// Caller is who asked for the call.
 	Caller Caller
-	// Retry counts the internal retries before this attempt: 0 on the first
-	// attempt, 1 on the first retry, and so on.
-	Retry int
-	// MaxRetries is the call's retry budget: the most internal retries the
-	// registry allows after the first attempt.
-	MaxRetries int
+	// Attempt is the registry's attempt of this call that is running: 1 on
+	// the first attempt, 2 on the first internal retry (after an execution
+	// failure), and so on. It is the attempt of the tool.started event.
+	Attempt int
+	// MaxAttempts is the call's internal budget: 1 + its resolved max
+	// retries ([Return.MaxAttempts]).
+	MaxAttempts int
+	// ModelRetries is how many times the model has been asked to retry
+	// this tool in this run before this call: the model_retry and
+	// invalid_arguments returns of its earlier calls. 0 on the first call,
+	// so a tool can ask the model to retry only the first time:
+	//
+	//	if tc.ModelRetries == 0 {
+	//		return nil, toolsets.ModelRetry("check the date format first")
+	//	}
+	//
+	// The runtime derives it from the run's events, so it is the same
+	// after a recovery; the run allows MaxAttempts-1 model retries per
+	// tool. Outside a run it is [Invocation.ModelRetries].
+	ModelRetries int
 	// Approval is the approval of this call when it was approved, else nil.
 	Approval *Approval
 	// Deferred is the external result when the call is resumed after
@@ -102,9 +116,9 @@ type ToolContext struct {
 	emitter  Emitter
 }
 
-// LastAttempt reports whether this attempt is the last the retry budget
-// allows.
-func (tc *ToolContext) LastAttempt() bool { return tc.Retry >= tc.MaxRetries }
+// LastAttempt reports whether this attempt is the last the internal retry
+// budget allows.
+func (tc *ToolContext) LastAttempt() bool { return tc.Attempt >= tc.MaxAttempts }
 
 // Metadata returns the run metadata value for key.
 func (tc *ToolContext) Metadata(key string) (any, bool) {
@@ -145,6 +159,6 @@ func (tc *ToolContext) Emit(name string, data any) error {
 		}
 		raw = b
 	}
-	tc.emitter.Emit(Progress{CallID: tc.CallID, ToolName: tc.ToolName, Attempt: tc.Retry + 1, Name: name, Data: raw})
+	tc.emitter.Emit(Progress{CallID: tc.CallID, ToolName: tc.ToolName, Attempt: tc.Attempt, Name: name, Data: raw})
 	return nil
 }

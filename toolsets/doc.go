@@ -26,7 +26,12 @@
 // [InvalidArguments], …). [KindOf] maps an error to its [Kind], and
 // [Kind.Flags] gives the fixed flags of each kind. Any other error, and a
 // recovered panic, is an Execution failure that the registry retries
-// within the call's budget.
+// within the call's budget; it is the only kind retried internally. An
+// error returned after the attempt's context ended is a timeout or a
+// cancellation instead, never retried. A [Result] marked Failed reports a
+// failure with its payload, not retried. The tool reads its internal
+// attempt ([ToolContext.Attempt]) and the run's model retries of it
+// ([ToolContext.ModelRetries]) in its [ToolContext].
 //
 // # Toolsets
 //

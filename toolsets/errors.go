@@ -142,7 +142,9 @@ func CallDeferred(reason string, metadata map[string]any) error {
 func (e *CallDeferredError) Error() string { return "call deferred: " + e.Reason }
 
 // CancelledError reports a cooperatively cancelled call. The registry
-// produces it when the caller's context ends; a tool may return it itself.
+// produces it when the caller's context is cancelled (Reason is the
+// context's cause); a tool may return it itself. A cancelled call is not
+// retried.
 type CancelledError struct{ Reason string }
 
 func (e *CancelledError) Error() string {
@@ -152,14 +154,69 @@ func (e *CancelledError) Error() string {
 	return "cancelled: " + e.Reason
 }
 
-// TimeoutError reports an attempt that ran past its timeout.
-type TimeoutError struct{ After time.Duration }
+// TimeoutError reports an attempt that ran past its timeout. The registry
+// produces it with Limit set to the setting the timeout came from; a tool
+// may return one itself (Limit empty).
+type TimeoutError struct {
+	// After is the timeout that passed (0 for the caller's deadline).
+	After time.Duration
+	// Limit says which setting set the timeout, "" when unknown.
+	Limit TimeoutLimit
+}
 
-func (e *TimeoutError) Error() string { return fmt.Sprintf("timed out after %s", e.After) }
+func (e *TimeoutError) Error() string {
+	var s string
+	if e.Limit == LimitCaller {
+		s = "timed out: the deadline of the caller's context passed"
+	} else {
+		s = fmt.Sprintf("timed out after %s", e.After)
+	}
+	if h := e.Limit.hint(); h != "" {
+		s += " (" + h + ")"
+	}
+	return s
+}
+
+// TimeoutLimit names where a per-attempt timeout was set, so that a
+// timeout's message can say how to raise it. The set is closed.
+type TimeoutLimit string
+
+// The timeout limits, in the registry's order of precedence.
+const (
+	// LimitTool: the tool's own timeout ([WithTimeout] on the tool,
+	// [Definition.Timeout]).
+	LimitTool TimeoutLimit = "tool"
+	// LimitToolset: its toolset's default ([WithTimeout] on the toolset,
+	// [ToolsetInfo.Timeout]).
+	LimitToolset TimeoutLimit = "toolset"
+	// LimitRegistry: the registry's default ([WithDefaultTimeout]; an
+	// agent's AgentConfig.Timeout).
+	LimitRegistry TimeoutLimit = "registry"
+	// LimitCaller: the deadline of the context the call was made with.
+	LimitCaller TimeoutLimit = "caller"
+)
+
+func (l TimeoutLimit) hint() string {
+	switch l {
+	case LimitTool:
+		return "the tool's timeout: raise it with toolsets.WithTimeout on the tool"
+	case LimitToolset:
+		return "the toolset's default timeout: raise it with toolsets.WithTimeout on the toolset, or set one on the tool"
+	case LimitRegistry:
+		return "the registry's default timeout: raise it with toolsets.WithDefaultTimeout (AgentConfig.Timeout for an agent), or set one on the tool or its toolset"
+	case LimitCaller:
+		return "give the call a later deadline"
+	}
+	return ""
+}
 
 // KindOf returns the canonical return kind for an error a tool returned:
 // nil is [KindSuccess]; the control-flow types above (found with errors.As)
-// map to their kinds; anything else is [KindExecution].
+// map to their kinds; anything else is [KindExecution]. KindOf looks at
+// the error only: context.Canceled and context.DeadlineExceeded are
+// execution failures here. The registry maps them (and any other error)
+// to cancelled or timeout when the attempt's context has ended; see
+// [Registry].
 func KindOf(err error) Kind {
 	if err == nil {
 		return KindSuccess

@@ -301,3 +301,42 @@ func ExampleFeedback() {
 	// Output:
 	// feedback false false "notes.txt does not exist; list the directory first."
 }
+
+// A tool asks the model to retry only the first time: ModelRetries is how
+// many times the model was asked to retry it in this run (the runtime
+// fills it from the run's events; here the invocation sets it).
+func ExampleToolContext_modelRetries() {
+	deploy := must(toolsets.NewContextFunc("deploy", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (string, error) {
+		if tc.ModelRetries == 0 {
+			return "", toolsets.ModelRetry("read the release notes before deploying")
+		}
+		return fmt.Sprintf("deployed (attempt %d of %d)", tc.Attempt, tc.MaxAttempts), nil
+	}))
+	reg := toolsets.NewRegistry()
+	if err := reg.Register(deploy); err != nil {
+		panic(err)
+	}
+	for retries := range 2 {
+		ret := reg.Call(context.Background(), toolsets.Invocation{Name: "deploy", ModelRetries: retries})
+		fmt.Println(ret.Kind, string(ret.ModelContent()))
+	}
+	// Output:
+	// model_retry "read the release notes before deploying Follow the message and call the tool again."
+	// success "deployed (attempt 1 of 3)"
+}
+
+// A failed Result shows its payload to the model, is an execution return,
+// and is not retried.
+func ExampleResult_failed() {
+	build := must(toolsets.NewFunc("build", func(context.Context, struct{}) (toolsets.Result, error) {
+		return toolsets.Result{Content: map[string]any{"exit": 2, "stderr": "main.go:3: undefined: x"}, Failed: true}, nil
+	}))
+	reg := toolsets.NewRegistry()
+	if err := reg.Register(build); err != nil {
+		panic(err)
+	}
+	ret := reg.Call(context.Background(), toolsets.Invocation{Name: "build"})
+	fmt.Println(ret.Kind, ret.IsError, ret.Attempts, string(ret.ModelContent()))
+	// Output:
+	// execution true 1 {"exit":2,"stderr":"main.go:3: undefined: x"}
+}

@@ -30,7 +30,9 @@ const (
 	// incorrectly ([UserError]); never retried.
 	KindUserError Kind = "user_error"
 	// KindExecution: unexpected failure (any other error, or a panic);
-	// retried internally within the retry budget.
+	// retried internally within the retry budget. It is also the kind of
+	// a [Result] the tool marked as Failed, which is the tool's final
+	// answer and is never retried (see [Result]).
 	KindExecution Kind = "execution"
 	// KindApprovalRequired: the call needs human approval before it runs
 	// ([ApprovalRequiredError]); the run suspends.
@@ -38,10 +40,13 @@ const (
 	// KindCallDeferred: the result will be supplied externally
 	// ([CallDeferredError]); the run suspends.
 	KindCallDeferred Kind = "call_deferred"
-	// KindCancelled: the call was cancelled cooperatively.
+	// KindCancelled: the call was cancelled cooperatively ([CancelledError],
+	// or an error the tool returned after the caller's context was
+	// cancelled). Never retried: a new run is needed to run the call again.
 	KindCancelled Kind = "cancelled"
-	// KindTimeout: the attempt exceeded its timeout (after the retry budget
-	// was spent).
+	// KindTimeout: the attempt exceeded its timeout ([TimeoutError], or an
+	// error the tool returned after its attempt's deadline passed). Never
+	// retried: the message names the limit and the setting that raises it.
 	KindTimeout Kind = "timeout"
 )
 
@@ -55,7 +60,9 @@ type Flags struct {
 	// (corrected arguments, another tool, or following the message).
 	ModelRetryable bool
 	// InternallyRetryable reports that the registry re-runs the same call
-	// itself, within the retry budget, before returning.
+	// itself, within the retry budget, before returning, when an attempt
+	// fails with an error of this kind. Only [KindExecution] has it, as in
+	// the seed; a value the tool returned is never retried.
 	InternallyRetryable bool
 	// HowToFix reports that the return carries a how-to-fix hint for the
 	// model.
@@ -77,7 +84,7 @@ var kindFlags = map[Kind]Flags{
 	KindApprovalRequired: {Suspends: true},
 	KindCallDeferred:     {Suspends: true},
 	KindCancelled:        {IsError: true},
-	KindTimeout:          {IsError: true, InternallyRetryable: true},
+	KindTimeout:          {IsError: true},
 }
 
 // Kinds returns every valid kind, in a fixed order.

@@ -28,7 +28,7 @@ func TestKindFlags(t *testing.T) {
 		{toolsets.KindApprovalRequired, F{Suspends: true}},
 		{toolsets.KindCallDeferred, F{Suspends: true}},
 		{toolsets.KindCancelled, F{IsError: true}},
-		{toolsets.KindTimeout, F{IsError: true, InternallyRetryable: true}},
+		{toolsets.KindTimeout, F{IsError: true}},
 	}
 	if len(tests) != len(toolsets.Kinds()) {
 		t.Fatalf("table has %d rows, there are %d kinds", len(tests), len(toolsets.Kinds()))

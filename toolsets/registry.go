@@ -3,7 +3,6 @@ package toolsets
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -26,31 +25,47 @@ const DefaultMaxRetries = 2
 // never runs), then runs attempts until one ends with a kind that is not
 // internally retryable or the budget is spent.
 //
-// # Timeout
+// # Timeout and cancellation
 //
 // Each attempt gets its own timeout, taken from the first that is set: the
 // tool's [Definition.Timeout], its toolset's [ToolsetInfo.Timeout], the
 // registry's [WithDefaultTimeout]; else none. Timeouts and cancellation
 // are cooperative: the attempt's ctx (and [ToolContext.Done]) ends at the
 // deadline or when the caller's ctx ends, and the registry waits for the
-// tool to return. A failed attempt whose ctx has ended becomes
-// [KindTimeout] or [KindCancelled]; an attempt that still returns a value
-// keeps it.
+// tool to return.
+//
+// An attempt that fails with an execution failure after its ctx has ended
+// (any ordinary error, context.Canceled and context.DeadlineExceeded
+// included, wrapped or not) ends for the reason the ctx ended: its
+// timeout, or the caller's deadline, is a [KindTimeout] return whose
+// message names the limit and the setting that raises it ([TimeoutLimit]);
+// a cancellation is a [KindCancelled] return. Neither is retried. A tool
+// that returns context.DeadlineExceeded while its own ctx is still live
+// (an inner deadline of its own passed) has an execution failure, retried
+// like any other. An attempt that still returns a value keeps it.
 //
 // # Retry budget
 //
 // The budget is a number of retries, "max retries": how many more times
 // the registry may run the tool function for the same call after the first
 // attempt, so a call makes at most max retries + 1 attempts. Only
-// [KindExecution] failures (ordinary errors and panics) and [KindTimeout]
-// attempts are retried, immediately, and not once the caller's ctx has
-// ended; every other kind returns at once. Resolution takes the first that
-// is set: the tool's [Definition.MaxRetries], its toolset's
-// [ToolsetInfo.MaxRetries], the registry's [WithDefaultMaxRetries], else
-// [DefaultMaxRetries] (2: three attempts in all). [Return.Attempts] and
-// [Return.MaxAttempts] report the attempts made and allowed. Model retries
-// ([KindModelRetry], [KindInvalidArguments]) are the runtime's business
-// and do not use this budget.
+// [KindExecution] failures (ordinary errors and panics) are retried, as the
+// seed says, immediately, and not once the caller's ctx has ended; every
+// other kind, a timeout included, returns at once, and so does a [Result]
+// marked Failed. Resolution takes the first that is set: the tool's
+// [Definition.MaxRetries], its toolset's [ToolsetInfo.MaxRetries], the
+// registry's [WithDefaultMaxRetries], else [DefaultMaxRetries] (2: three
+// attempts in all). [Return.Attempts] and [Return.MaxAttempts] report the
+// attempts made and allowed; [ToolContext.Attempt] tells the tool which
+// attempt it runs. Model retries ([KindModelRetry], [KindInvalidArguments])
+// are the runtime's business and do not use this budget; the runtime
+// passes their count as [Invocation.ModelRetries].
+//
+// # Captured errors
+//
+// A return built from an error the tool returned (or a panic) keeps the
+// error's message and Go type in its private metadata ([Return.CapturedError]);
+// the model sees the message in the content only.
 type Registry struct {
 	defaultTimeout    time.Duration
 	defaultMaxRetries int
@@ -68,6 +83,7 @@ type entry struct {
 	validator  *validator
 	toolset    string
 	timeout    time.Duration
+	limit      TimeoutLimit // where timeout was set
 	maxRetries int
 }
 
@@ -169,7 +185,7 @@ func (r *Registry) add(entries []*entry, instructions []Instruction, info Toolse
 		seen[e.def.Name] = true
 	}
 	for _, e := range entries {
-		e.timeout = firstPositive(e.def.Timeout, info.Timeout, r.defaultTimeout)
+		e.timeout, e.limit = timeoutOf(e.def.Timeout, info.Timeout, r.defaultTimeout)
 		e.maxRetries = r.defaultMaxRetries
 		switch {
 		case e.def.MaxRetries != nil:
@@ -184,13 +200,17 @@ func (r *Registry) add(entries []*entry, instructions []Instruction, info Toolse
 	return nil
 }
 
-func firstPositive(ds ...time.Duration) time.Duration {
-	for _, d := range ds {
-		if d > 0 {
-			return d
-		}
+// timeoutOf resolves a tool's per-attempt timeout and where it was set.
+func timeoutOf(tool, toolset, registry time.Duration) (time.Duration, TimeoutLimit) {
+	switch {
+	case tool > 0:
+		return tool, LimitTool
+	case toolset > 0:
+		return toolset, LimitToolset
+	case registry > 0:
+		return registry, LimitRegistry
 	}
-	return 0
+	return 0, ""
 }
 
 // Lookup returns the definition of the tool registered as name.
@@ -253,6 +273,12 @@ type Invocation struct {
 	Deferred *DeferredResult
 	// Emitter receives the tool's progress events; nil drops them.
 	Emitter Emitter
+	// ModelRetries is how many times the model has been asked to retry
+	// this tool in this run so far (after model_retry and
+	// invalid_arguments returns), shown to the tool as
+	// [ToolContext.ModelRetries]. The runtime fills it from the run's
+	// events; direct callers may leave it 0.
+	ModelRetries int
 }
 
 // Call executes inv and returns its canonical return. It never returns a
@@ -260,18 +286,51 @@ type Invocation struct {
 // blocks until the tool's last attempt returns. See [Registry] for
 // timeouts, cancellation and the retry budget.
 func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
+	e, args, ret, refused := r.admit(inv)
+	if refused {
+		return ret
+	}
+	for attempt := 1; ; attempt++ {
+		if ctx.Err() != nil {
+			return ret.fromError(outcome{err: endedError(ctx)})
+		}
+		ret.Attempts = attempt
+		out := r.attempt(ctx, e, &inv, args, attempt)
+		if KindOf(out.err).Flags().InternallyRetryable && attempt <= e.maxRetries && ctx.Err() == nil {
+			continue
+		}
+		if out.err != nil {
+			return ret.fromError(out)
+		}
+		return ret.success(out.val)
+	}
+}
+
+// Refusal returns the return [Registry.Call] gives inv without running any
+// tool, when it refuses the call: an unknown tool ([KindNotFound]), a hidden
+// tool called by the model ([KindNotExposed]), arguments that are not JSON
+// or do not fit the schema ([KindInvalidArguments], with the tool's
+// MaxAttempts). refused is false when the call would run. It never blocks.
+func (r *Registry) Refusal(inv Invocation) (ret Return, refused bool) {
+	_, _, ret, refused = r.admit(inv)
+	return ret, refused
+}
+
+// admit looks inv's tool up and checks its arguments: the entry and the
+// arguments to run it with, or the return that refuses it.
+func (r *Registry) admit(inv Invocation) (e *entry, args json.RawMessage, ret Return, refused bool) {
 	r.mu.RLock()
-	e := r.entries[inv.Name]
+	e = r.entries[inv.Name]
 	r.mu.RUnlock()
 	if e == nil {
-		return r.notFound(inv)
+		return nil, nil, r.notFound(inv), true
 	}
-	ret := Return{CallID: inv.CallID, ToolName: inv.Name, MaxAttempts: e.maxRetries + 1}
+	ret = Return{CallID: inv.CallID, ToolName: inv.Name, MaxAttempts: e.maxRetries + 1}
 	if e.def.Visibility == Hidden && inv.Caller == CallerModel {
 		msg := fmt.Sprintf("tool %q is not available to the model.", inv.Name)
-		return ret.control(KindNotExposed, &Control{Message: msg, HowToFix: "Call one of the tools listed in your tool definitions instead."})
+		return e, nil, ret.control(KindNotExposed, &Control{Message: msg, HowToFix: "Call one of the tools listed in your tool definitions instead."}), true
 	}
-	args := inv.Arguments
+	args = inv.Arguments
 	if inv.Approval != nil && inv.Approval.Arguments != nil {
 		args = inv.Approval.Arguments
 	}
@@ -280,57 +339,36 @@ func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
 		ia = e.validator.validate(decoded)
 	}
 	if ia != nil {
-		return ret.control(KindInvalidArguments, &Control{Message: ia.Message, Field: ia.Field, HowToFix: ia.HowToFix})
+		return e, args, ret.control(KindInvalidArguments, &Control{Message: ia.Message, Field: ia.Field, HowToFix: ia.HowToFix}), true
 	}
-	for retry := 0; ; retry++ {
-		if err := ctx.Err(); err != nil {
-			return ret.fromError(&CancelledError{Reason: context.Cause(ctx).Error()}, nil)
-		}
-		ret.Attempts = retry + 1
-		val, stack, err := r.attempt(ctx, e, &inv, args, retry)
-		kind := KindOf(err)
-		if kind.Flags().InternallyRetryable && retry < e.maxRetries && ctx.Err() == nil {
-			continue
-		}
-		if err != nil {
-			return ret.fromError(err, stack)
-		}
-		return ret.success(val)
-	}
+	return e, args, ret, false
 }
 
-// attempt runs the tool once, recovering a panic into an error with its
-// stack, and turns an ordinary error from an ended ctx into a cancellation
-// or timeout.
-func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args json.RawMessage, retry int) (val any, stack []byte, err error) {
+// attempt runs the tool once (attempt counts from 1), recovering a panic
+// into an error with its stack, and reads an execution failure from an
+// ended ctx as the reason it ended (attemptError).
+func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args json.RawMessage, attempt int) (out outcome) {
 	actx := ctx
 	if e.timeout > 0 {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeoutCause(ctx, e.timeout, &TimeoutError{After: e.timeout})
+		actx, cancel = context.WithTimeoutCause(ctx, e.timeout, &TimeoutError{After: e.timeout, Limit: e.limit})
 		defer cancel()
 	}
 	tc := &ToolContext{
 		RunID: inv.RunID, SessionID: inv.SessionID, ConversationID: inv.ConversationID,
 		CallID: inv.CallID, ToolName: inv.Name, Caller: inv.Caller,
-		Retry: retry, MaxRetries: e.maxRetries,
+		Attempt: attempt, MaxAttempts: e.maxRetries + 1, ModelRetries: inv.ModelRetries,
 		Approval: inv.Approval, Deferred: inv.Deferred,
 		metadata: inv.Metadata, done: actx.Done(), emitter: inv.Emitter,
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			val, err, stack = nil, &panicError{value: p}, debug.Stack()
+			perr := &panicError{value: p}
+			out = outcome{err: perr, tool: perr, stack: debug.Stack()}
 		}
 	}()
-	val, err = e.tool.Call(actx, tc, args)
-	if err != nil && KindOf(err) == KindExecution {
-		switch {
-		case ctx.Err() != nil:
-			err = &CancelledError{Reason: context.Cause(ctx).Error()}
-		case actx.Err() != nil:
-			err = &TimeoutError{After: e.timeout}
-		}
-	}
-	return val, stack, err
+	val, err := e.tool.Call(actx, tc, args)
+	return outcome{val: val, err: attemptError(actx, err), tool: err}
 }
 
 // panicError is a recovered panic. It is an Execution failure.
@@ -353,106 +391,6 @@ func (r *Registry) notFound(inv Invocation) Return {
 	}
 	ret := Return{CallID: inv.CallID, ToolName: inv.Name}
 	return ret.control(KindNotFound, &Control{Message: fmt.Sprintf("there is no tool named %q.", inv.Name), HowToFix: fix})
-}
-
-// control finishes a non-success return whose content is its message.
-func (ret Return) control(kind Kind, c *Control) Return {
-	f := kind.Flags()
-	ret.Kind, ret.Success, ret.IsError, ret.Control = kind, f.Success, f.IsError, c
-	text := c.Message
-	if c.HowToFix != "" {
-		text += " " + c.HowToFix
-	}
-	ret.Content, _ = json.Marshal(text) // a string always encodes
-	return ret
-}
-
-// fromError builds the return for a failed last attempt.
-func (ret Return) fromError(err error, stack []byte) Return {
-	kind := KindOf(err)
-	c := &Control{Message: err.Error()}
-	switch kind {
-	case KindInvalidArguments:
-		ia := asType[*InvalidArgumentsError](err)
-		c = &Control{Message: ia.Message, Field: ia.Field, HowToFix: ia.HowToFix}
-		if c.HowToFix == "" {
-			c.HowToFix = "Correct the arguments and call the tool again."
-		}
-	case KindModelRetry:
-		c = &Control{Message: asType[*ModelRetryError](err).Message, HowToFix: "Follow the message and call the tool again."}
-	case KindFeedback:
-		fb := asType[*FeedbackError](err)
-		c = &Control{Message: fb.Message}
-		ret.Metadata = fb.Metadata
-	case KindUserError:
-		c = &Control{Message: err.Error()}
-	case KindApprovalRequired:
-		ar := asType[*ApprovalRequiredError](err)
-		c = &Control{Message: "approval required: " + ar.Reason, Reason: ar.Reason, Metadata: ar.Metadata}
-	case KindCallDeferred:
-		cd := asType[*CallDeferredError](err)
-		c = &Control{Message: "call deferred: " + cd.Reason, Reason: cd.Reason, Metadata: cd.Metadata}
-	case KindCancelled, KindTimeout:
-		c = &Control{Message: fmt.Sprintf("tool %q: %v", ret.ToolName, err)}
-	case KindExecution:
-		c = &Control{Message: fmt.Sprintf("tool %q failed after %d attempt(s): %v", ret.ToolName, ret.Attempts, err)}
-		if p, ok := err.(*panicError); ok {
-			ret.PrivateMetadata = map[string]any{"panic": fmt.Sprint(p.value), "stack": string(stack)}
-		}
-	}
-	return ret.control(kind, c)
-}
-
-func asType[T error](err error) T {
-	var t T
-	_ = errors.As(err, &t)
-	return t
-}
-
-// success builds the return for a value the tool returned.
-func (ret Return) success(val any) Return {
-	var res Result
-	switch v := val.(type) {
-	case Result:
-		res = v
-	case *Result:
-		if v != nil {
-			res = *v
-		}
-	default:
-		res.Content = val
-	}
-	ret.Kind, ret.Success, ret.IsError = KindSuccess, true, false
-	ret.Metadata, ret.PrivateMetadata = res.Metadata, res.PrivateMetadata
-	ret.Value = res.AppValue
-	if ret.Value == nil {
-		ret.Value = res.Content
-	}
-	for _, s := range []struct {
-		dst  *json.RawMessage
-		v    any
-		name string
-	}{{&ret.Content, res.Content, "content"}, {&ret.ModelOverride, res.ModelContent, "model content"}, {&ret.AppValue, res.AppValue, "app value"}, {&ret.UserContent, res.UserContent, "user content"}} {
-		if s.v == nil {
-			continue
-		}
-		b, err := json.Marshal(s.v)
-		if err != nil {
-			failed := Return{CallID: ret.CallID, ToolName: ret.ToolName, Attempts: ret.Attempts, MaxAttempts: ret.MaxAttempts}
-			return failed.fromError(NewUserError(fmt.Sprintf("the tool's %s is not JSON-encodable", s.name), err), nil)
-		}
-		*s.dst = b
-	}
-	for name, m := range map[string]map[string]any{"metadata": ret.Metadata, "private metadata": ret.PrivateMetadata} {
-		if m == nil {
-			continue
-		}
-		if _, err := json.Marshal(m); err != nil {
-			failed := Return{CallID: ret.CallID, ToolName: ret.ToolName, Attempts: ret.Attempts, MaxAttempts: ret.MaxAttempts}
-			return failed.fromError(NewUserError(fmt.Sprintf("the tool's %s is not JSON-encodable", name), err), nil)
-		}
-	}
-	return ret
 }
 
 // Names returns the registered tool names in registration order.

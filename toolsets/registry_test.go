@@ -45,11 +45,13 @@ func TestErrorMapping(t *testing.T) {
 	}{
 		{"model retry", toolsets.ModelRetry("use ISO dates"), toolsets.Return{
 			Kind: toolsets.KindModelRetry, IsError: true, Attempts: 1, MaxAttempts: 3,
-			Control: &toolsets.Control{Message: "use ISO dates", HowToFix: "Follow the message and call the tool again."},
+			Control:         &toolsets.Control{Message: "use ISO dates", HowToFix: "Follow the message and call the tool again."},
+			PrivateMetadata: map[string]any{"error": "model retry: use ISO dates", "error_type": "*toolsets.ModelRetryError"},
 		}},
 		{"invalid arguments from tool", toolsets.InvalidArguments("date", "date is in the past", "Pick a future date."), toolsets.Return{
 			Kind: toolsets.KindInvalidArguments, IsError: true, Attempts: 1, MaxAttempts: 3,
-			Control: &toolsets.Control{Message: "date is in the past", Field: "date", HowToFix: "Pick a future date."},
+			Control:         &toolsets.Control{Message: "date is in the past", Field: "date", HowToFix: "Pick a future date."},
+			PrivateMetadata: map[string]any{"error": "invalid arguments: date is in the past Pick a future date.", "error_type": "*toolsets.InvalidArgumentsError"},
 		}},
 		{"feedback", &toolsets.FeedbackError{Message: "file not found", Metadata: map[string]any{"status": 404.0}}, toolsets.Return{
 			Kind: toolsets.KindFeedback, Attempts: 1, MaxAttempts: 3, Metadata: map[string]any{"status": 404.0},
@@ -57,7 +59,8 @@ func TestErrorMapping(t *testing.T) {
 		}},
 		{"user error", toolsets.NewUserError("database not wired", nil), toolsets.Return{
 			Kind: toolsets.KindUserError, IsError: true, Attempts: 1, MaxAttempts: 3,
-			Control: &toolsets.Control{Message: "user error: database not wired"},
+			Control:         &toolsets.Control{Message: "user error: database not wired"},
+			PrivateMetadata: map[string]any{"error": "user error: database not wired", "error_type": "*toolsets.UserError"},
 		}},
 		{"approval", toolsets.ApprovalRequired("deploy production", map[string]any{"risk": "high"}), toolsets.Return{
 			Kind: toolsets.KindApprovalRequired, Attempts: 1, MaxAttempts: 3,
@@ -69,15 +72,18 @@ func TestErrorMapping(t *testing.T) {
 		}},
 		{"cancelled by tool", &toolsets.CancelledError{Reason: "operator"}, toolsets.Return{
 			Kind: toolsets.KindCancelled, IsError: true, Attempts: 1, MaxAttempts: 3,
-			Control: &toolsets.Control{Message: `tool "t": cancelled: operator`},
+			Control:         &toolsets.Control{Message: `tool "t": cancelled: operator. The call did not finish and is not retried: a new run is needed to run it again.`},
+			PrivateMetadata: map[string]any{"error": "cancelled: operator", "error_type": "*toolsets.CancelledError"},
 		}},
 		{"execution", errors.New("disk on fire"), toolsets.Return{
 			Kind: toolsets.KindExecution, IsError: true, Attempts: 3, MaxAttempts: 3,
-			Control: &toolsets.Control{Message: `tool "t" failed after 3 attempt(s): disk on fire`},
+			Control:         &toolsets.Control{Message: `tool "t" failed after 3 attempt(s): disk on fire`},
+			PrivateMetadata: map[string]any{"error": "disk on fire", "error_type": "*errors.errorString"},
 		}},
 		{"foreign type named UserError", UserError{"not weft's"}, toolsets.Return{
 			Kind: toolsets.KindExecution, IsError: true, Attempts: 3, MaxAttempts: 3,
-			Control: &toolsets.Control{Message: `tool "t" failed after 3 attempt(s): not weft's`},
+			Control:         &toolsets.Control{Message: `tool "t" failed after 3 attempt(s): not weft's`},
+			PrivateMetadata: map[string]any{"error": "not weft's", "error_type": "toolsets_test.UserError"},
 		}},
 	}
 	for _, tt := range tests {
@@ -140,11 +146,11 @@ func TestRetryBudgetPrecedence(t *testing.T) {
 	failing := func(t *testing.T, calls *atomic.Int32, opts ...toolsets.Option) func(context.Context, *toolsets.ToolContext, noArgs) (string, error) {
 		return func(_ context.Context, tc *toolsets.ToolContext, _ noArgs) (string, error) {
 			n := calls.Add(1)
-			if tc.Retry != int(n)-1 {
-				t.Errorf("Retry = %d on attempt %d", tc.Retry, n)
+			if tc.Attempt != int(n) {
+				t.Errorf("Attempt = %d on attempt %d", tc.Attempt, n)
 			}
-			if tc.LastAttempt() != (tc.Retry == tc.MaxRetries) {
-				t.Errorf("LastAttempt = %v at retry %d of %d", tc.LastAttempt(), tc.Retry, tc.MaxRetries)
+			if tc.LastAttempt() != (tc.Attempt == tc.MaxAttempts) {
+				t.Errorf("LastAttempt = %v at attempt %d of %d", tc.LastAttempt(), tc.Attempt, tc.MaxAttempts)
 			}
 			return "", errors.New("flaky")
 		}
@@ -238,11 +244,12 @@ func TestTimeoutPrecedence(t *testing.T) {
 		toolset  time.Duration
 		tool     time.Duration
 		want     time.Duration
+		hint     string // how the message says to raise it
 	}{
-		{"registry default", 40 * time.Second, 0, 0, 40 * time.Second},
-		{"toolset over registry", 40 * time.Second, 20 * time.Second, 0, 20 * time.Second},
-		{"tool over toolset", 40 * time.Second, 20 * time.Second, 5 * time.Second, 5 * time.Second},
-		{"tool longer than registry", 5 * time.Second, 0, 30 * time.Second, 30 * time.Second},
+		{"registry default", 40 * time.Second, 0, 0, 40 * time.Second, "toolsets.WithDefaultTimeout"},
+		{"toolset over registry", 40 * time.Second, 20 * time.Second, 0, 20 * time.Second, "toolsets.WithTimeout on the toolset"},
+		{"tool over toolset", 40 * time.Second, 20 * time.Second, 5 * time.Second, 5 * time.Second, "toolsets.WithTimeout on the tool"},
+		{"tool longer than registry", 5 * time.Second, 0, 30 * time.Second, 30 * time.Second, "toolsets.WithTimeout on the tool"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,15 +275,18 @@ func TestTimeoutPrecedence(t *testing.T) {
 				}
 				start := time.Now()
 				ret := reg.Call(t.Context(), toolsets.Invocation{Name: "slow"})
-				// Fake time in the bubble: exactly two attempts' timeouts.
-				if elapsed := time.Since(start); elapsed != 2*tt.want {
-					t.Errorf("elapsed %s, want 2 x %s", elapsed, tt.want)
+				// Fake time in the bubble: exactly one attempt's timeout,
+				// as a timeout is not retried.
+				if elapsed := time.Since(start); elapsed != tt.want {
+					t.Errorf("elapsed %s, want %s", elapsed, tt.want)
 				}
-				if ret.Kind != toolsets.KindTimeout || ret.Attempts != 2 || calls.Load() != 2 {
-					t.Errorf("kind %s attempts %d calls %d, want timeout after 2", ret.Kind, ret.Attempts, calls.Load())
+				if ret.Kind != toolsets.KindTimeout || ret.Attempts != 1 || calls.Load() != 1 {
+					t.Errorf("kind %s attempts %d calls %d, want one timed-out attempt", ret.Kind, ret.Attempts, calls.Load())
 				}
-				if !strings.Contains(ret.Control.Message, tt.want.String()) {
-					t.Errorf("message %q does not state the timeout %s", ret.Control.Message, tt.want)
+				for _, part := range []string{tt.want.String(), tt.hint} {
+					if !strings.Contains(ret.Control.Message, part) {
+						t.Errorf("message %q does not say %q", ret.Control.Message, part)
+					}
 				}
 			})
 		})
@@ -312,8 +322,10 @@ func TestCancellationObservedByRunningTool(t *testing.T) {
 	if ret.Kind != toolsets.KindCancelled || ret.Attempts != 1 || calls.Load() != 1 {
 		t.Errorf("kind %s attempts %d calls %d, want one cancelled attempt", ret.Kind, ret.Attempts, calls.Load())
 	}
-	if !strings.Contains(ret.Control.Message, "user pressed stop") {
-		t.Errorf("message %q lacks the cancellation cause", ret.Control.Message)
+	for _, part := range []string{"user pressed stop", "a new run is needed"} {
+		if !strings.Contains(ret.Control.Message, part) {
+			t.Errorf("message %q does not say %q", ret.Control.Message, part)
+		}
 	}
 }
 
@@ -410,7 +422,7 @@ func TestToolContextFields(t *testing.T) {
 	if got.RunID != "run" || got.SessionID != "sess" || got.ConversationID != "conv" || got.CallID != "call_1" || got.ToolName != "deploy" {
 		t.Errorf("ids: %+v", got)
 	}
-	if got.Approval != approval || got.Deferred != deferred || got.MaxRetries != 2 || got.Retry != 0 || got.LastAttempt() {
+	if got.Approval != approval || got.Deferred != deferred || got.MaxAttempts != 3 || got.Attempt != 1 || got.LastAttempt() {
 		t.Errorf("approval/deferred/retry: %+v", got)
 	}
 	if v, ok := got.Metadata("tenant"); !ok || v != "acme" {

@@ -1,6 +1,10 @@
 package toolsets
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Return is the canonical outcome of one tool call, whatever happened: a
 // success, a control-flow signal, a failure, an unknown tool. It is plain
@@ -67,4 +71,116 @@ func (r *Return) ModelContent() json.RawMessage {
 		return r.ModelOverride
 	}
 	return r.Content
+}
+
+// control finishes a non-success return whose content is its message.
+func (ret Return) control(kind Kind, c *Control) Return {
+	f := kind.Flags()
+	ret.Kind, ret.Success, ret.IsError, ret.Control = kind, f.Success, f.IsError, c
+	text := c.Message
+	if c.HowToFix != "" {
+		text += " " + c.HowToFix
+	}
+	ret.Content, _ = json.Marshal(text) // a string always encodes
+	return ret
+}
+
+// fromError builds the return for a failed last attempt, capturing the
+// tool's own error (out.tool) in private metadata.
+func (ret Return) fromError(out outcome) Return {
+	err := out.err
+	kind := KindOf(err)
+	c := &Control{Message: err.Error()}
+	switch kind {
+	case KindInvalidArguments:
+		ia := asType[*InvalidArgumentsError](err)
+		c = &Control{Message: ia.Message, Field: ia.Field, HowToFix: ia.HowToFix}
+		if c.HowToFix == "" {
+			c.HowToFix = "Correct the arguments and call the tool again."
+		}
+	case KindModelRetry:
+		c = &Control{Message: asType[*ModelRetryError](err).Message, HowToFix: "Follow the message and call the tool again."}
+	case KindFeedback:
+		fb := asType[*FeedbackError](err)
+		c = &Control{Message: fb.Message}
+		ret.Metadata = fb.Metadata
+	case KindUserError:
+		c = &Control{Message: err.Error()}
+	case KindApprovalRequired:
+		ar := asType[*ApprovalRequiredError](err)
+		c = &Control{Message: "approval required: " + ar.Reason, Reason: ar.Reason, Metadata: ar.Metadata}
+	case KindCallDeferred:
+		cd := asType[*CallDeferredError](err)
+		c = &Control{Message: "call deferred: " + cd.Reason, Reason: cd.Reason, Metadata: cd.Metadata}
+	case KindCancelled:
+		c = &Control{Message: fmt.Sprintf("tool %q: %v. The call did not finish and is not retried: a new run is needed to run it again.", ret.ToolName, err)}
+	case KindTimeout:
+		c = &Control{Message: fmt.Sprintf("tool %q: %v. The call is not retried.", ret.ToolName, err)}
+	case KindExecution:
+		c = &Control{Message: fmt.Sprintf("tool %q failed after %d attempt(s): %v", ret.ToolName, ret.Attempts, err)}
+		if p, ok := err.(*panicError); ok {
+			ret.PrivateMetadata = map[string]any{"panic": fmt.Sprint(p.value), "stack": string(out.stack)}
+		}
+	}
+	if kind.Flags().IsError {
+		ret.capture(out.tool)
+	}
+	return ret.control(kind, c)
+}
+
+func asType[T error](err error) T {
+	var t T
+	_ = errors.As(err, &t)
+	return t
+}
+
+// success builds the return for a value the tool returned.
+func (ret Return) success(val any) Return {
+	var res Result
+	switch v := val.(type) {
+	case Result:
+		res = v
+	case *Result:
+		if v != nil {
+			res = *v
+		}
+	default:
+		res.Content = val
+	}
+	ret.Kind, ret.Success, ret.IsError = KindSuccess, true, false
+	if res.Failed {
+		// The tool's own failure report: every surface is kept, and it
+		// is not retried (it is a value, not an error).
+		ret.Kind, ret.Success, ret.IsError = KindExecution, false, true
+	}
+	ret.Metadata, ret.PrivateMetadata = res.Metadata, res.PrivateMetadata
+	ret.Value = res.AppValue
+	if ret.Value == nil {
+		ret.Value = res.Content
+	}
+	for _, s := range []struct {
+		dst  *json.RawMessage
+		v    any
+		name string
+	}{{&ret.Content, res.Content, "content"}, {&ret.ModelOverride, res.ModelContent, "model content"}, {&ret.AppValue, res.AppValue, "app value"}, {&ret.UserContent, res.UserContent, "user content"}} {
+		if s.v == nil {
+			continue
+		}
+		b, err := json.Marshal(s.v)
+		if err != nil {
+			failed := Return{CallID: ret.CallID, ToolName: ret.ToolName, Attempts: ret.Attempts, MaxAttempts: ret.MaxAttempts}
+			return failed.fromError(outcome{err: NewUserError(fmt.Sprintf("the tool's %s is not JSON-encodable", s.name), err)})
+		}
+		*s.dst = b
+	}
+	for name, m := range map[string]map[string]any{"metadata": ret.Metadata, "private metadata": ret.PrivateMetadata} {
+		if m == nil {
+			continue
+		}
+		if _, err := json.Marshal(m); err != nil {
+			failed := Return{CallID: ret.CallID, ToolName: ret.ToolName, Attempts: ret.Attempts, MaxAttempts: ret.MaxAttempts}
+			return failed.fromError(outcome{err: NewUserError(fmt.Sprintf("the tool's %s is not JSON-encodable", name), err)})
+		}
+	}
+	return ret
 }

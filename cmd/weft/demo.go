@@ -334,7 +334,7 @@ func (p *eventPrinter) describe(ev events.Event) string {
 			p.tools = map[string]string{}
 		}
 		p.tools[ev.ToolCallID] = d.Tool
-		return fmt.Sprintf("%-13s%s args=%s", d.Tool, call, compact(d.Arguments))
+		return fmt.Sprintf("%-13s%s args=%s", d.Tool, call, compact(d.Args()))
 	case events.ToolStarted:
 		return fmt.Sprintf("%-13s%s attempt=%d", d.Tool, call, d.Attempt)
 	case events.ToolRetried:
