@@ -196,8 +196,8 @@ func ExampleWrap() {
 	// workspace_read_file map[]
 	// workspace_read map[original_name:read_file]
 	// read_file map[audit:enabled bundle:workspace]
-	// read_file map[]
-	// read_file map[]
+	// read_file map[approval_reason:review workspace access approval_required:true]
+	// read_file map[deferred_call:true deferred_reason:external worker]
 	// read_file map[]
 	// toolsets: invalid toolset wrapper: filter with both an include and an exclude list
 	// approval_required "approval required: review workspace access"
