@@ -501,7 +501,7 @@ func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
 	if p.err != nil {
 		u := r.Usage
 		recs := toolsetReports(a.id, m.id, m.last, nil, p.reports)
-		recs = append(recs, newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: FailToolset, Message: p.err.Error()}, Usage: &u}))
+		recs = append(recs, newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: prepareFailKind(p.err), Message: p.err.Error()}, Usage: &u}))
 		_ = a.append(recs...)
 		return
 	}
@@ -672,7 +672,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			var approval *toolsets.Approval
 			if cs.Decision != nil && cs.Decision.Action == ActionApprove {
 				approval = &toolsets.Approval{DecidedBy: cs.Decision.By, Note: cs.Decision.Reason, Arguments: cs.Decision.Arguments}
-			} else if needsApproval(m.spec.ApprovalRequired, m.prep, cs.Tool) {
+			} else if needsApproval(m.prep, cs.Tool) {
 				policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
 				continue
 			}
