@@ -15,8 +15,12 @@ import (
 // before the model is asked.
 const FailPolicy = "policy_error"
 
-// policyName names the agent's approval policy in selector errors.
-const policyName = "the agent's approval policy"
+// policyName names the agent's approval policy in reasons and errors;
+// policyKind is its SelectorError.Policy.
+const (
+	policyName = "the agent's approval policy"
+	policyKind = "approval_policy"
+)
 
 // approvalPolicy is an agent's ApprovalRequired list, compiled and
 // checked by compilePolicy.
@@ -67,8 +71,8 @@ func compilePolicy(spec *AgentSpec) (*approvalPolicy, error) {
 	}
 	p.sel = sel
 	if complete {
-		if err := sel.Check(policyName, p.known, p.ids); err != nil {
-			return nil, err
+		if err := sel.Check(policyKind, p.known, p.ids); err != nil {
+			return nil, fmt.Errorf("%s: %w", policyName, err)
 		}
 	}
 	return p, nil
@@ -107,8 +111,8 @@ func approvalStep(spec *AgentSpec, lcs []*toolsets.Lifecycle, loose []toolsets.T
 		all = append(all, setT[i]...)
 	}
 	if len(p.sel.Unmatched(all, ids)) > 0 {
-		if err := p.sel.Check(policyName, append(all, p.known...), append(ids, p.ids...)); err != nil {
-			return nil, nil, err
+		if err := p.sel.Check(policyKind, append(all, p.known...), append(ids, p.ids...)); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", policyName, err)
 		}
 	}
 	caught := map[string]string{}

@@ -130,9 +130,10 @@ func (s *Selector) Unmatched(targets []Target, toolsets []ToolsetInfo) []string 
 }
 
 // Check returns nil when every entry of s matches something in targets
-// or toolsets, else a [*SelectorError] for policy (a name for messages:
-// "approval_required", "deferred", "the agent's approval policy") that
-// names the unmatched entries and lists what exists.
+// or toolsets, else a [*SelectorError] that names the unmatched entries
+// and lists what exists. policy ("approval_required", "deferred",
+// "approval_policy") is kept in the error's Policy field for programs;
+// the message leaves it to the caller's context.
 func (s *Selector) Check(policy string, targets []Target, toolsets []ToolsetInfo) error {
 	bad := s.Unmatched(targets, toolsets)
 	if len(bad) == 0 {
@@ -181,7 +182,8 @@ func (known) sorted(m map[string]bool) []string {
 // exists: the tool names, toolset names and ids, and bundles they were
 // matched against. It matches [ErrUnmatchedSelector].
 type SelectorError struct {
-	// Policy names the policy the entries belong to.
+	// Policy names the policy the entries belong to ("approval_required",
+	// "deferred", "approval_policy"); the message does not repeat it.
 	Policy string
 	// Entries are the entries that match nothing.
 	Entries []string
@@ -210,8 +212,8 @@ func (e *SelectorError) Error() string {
 	if len(e.Entries) > 1 {
 		noun = "entries %s match"
 	}
-	return fmt.Sprintf("%s: "+noun+" no tool name, toolset name or id, or bundle (tools: %s; toolsets: %s; bundles: %s)",
-		e.Policy, strings.Join(quoted, ", "), list(e.Tools), list(e.Toolsets), list(e.Bundles))
+	return fmt.Sprintf(noun+" no tool name, toolset name or id, or bundle (tools: %s; toolsets: %s; bundles: %s)",
+		strings.Join(quoted, ", "), list(e.Tools), list(e.Toolsets), list(e.Bundles))
 }
 
 // Unwrap returns [ErrUnmatchedSelector].
