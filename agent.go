@@ -98,8 +98,9 @@ type Agent struct {
 // run's events; a restarted runtime registers the same agents before
 // Recover. It fails on toolset identity problems (see StrictToolsetIDs)
 // and on approval or deferral entries that match nothing, in the agent's
-// policy or in the wrappers of toolsets it can list; the error matches
-// toolsets.ErrUnmatchedSelector (a *toolsets.SelectorError).
+// policy or in the wrappers of toolsets it can list (toolsets.KnownTools;
+// listing them also reports their other wrapper errors early); such an
+// error matches toolsets.ErrUnmatchedSelector (a *toolsets.SelectorError).
 func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, errors.New("no model"))
