@@ -27,9 +27,14 @@ type AgentConfig struct {
 	// Instructions are the agent's system instructions.
 	Instructions []string
 	// ApprovalRequiredTools is the profile-level approval policy: entries
-	// match a tool name, a toolset name or id, a metadata bundle
-	// (metadata["bundle"]) or "*". A matching call waits for approval
-	// before it runs.
+	// match a tool name, a toolset name or id (of the toolset or one it
+	// wraps), a metadata bundle (metadata["bundle"]) or "*", through
+	// toolsets.Selector. A matching call waits for approval before it
+	// runs, and its definition carries toolsets.MetaApprovalRequired. An
+	// entry that matches nothing is an error: NewAgent refuses it when
+	// every toolset can be listed (toolsets.KnownTools); otherwise each
+	// preparation checks the entries and a miss fails the run with kind
+	// policy_error (see the README's approval selectors).
 	ApprovalRequiredTools []string
 	// Limits bound each run's usage (the zero value: no limit); see
 	// UsageLimits.
@@ -65,9 +70,11 @@ type AgentConfig struct {
 	Environment   any
 	Resources     toolsets.Resources
 	// StrictToolsetIDs makes NewAgent refuse toolsets without an explicit
-	// id (besides empty and duplicate ids, which are always refused when
-	// strict); see toolsets.ValidateIDs. Without it, ID problems are
-	// reported by Agent.ToolsetIDs and only blank or duplicate ids fail.
+	// id (none, or the name standing in for it: toolsets.ToolsetInfo.
+	// ImplicitID), besides blank and duplicate ids, which are always
+	// refused; see toolsets.ValidateIDs. Without it, missing ids are
+	// warnings reported by Agent.ToolsetIDs and only blank or duplicate
+	// ids fail.
 	StrictToolsetIDs bool
 }
 
@@ -86,7 +93,11 @@ type Agent struct {
 
 // NewAgent registers an agent named name. The name is recorded in every
 // run's events; a restarted runtime registers the same agents before
-// Recover.
+// Recover. It fails on toolset identity problems (see StrictToolsetIDs)
+// and on approval or deferral entries that match nothing, in the agent's
+// policy or in the wrappers of toolsets it can list (toolsets.KnownTools;
+// listing them also reports their other wrapper errors early); such an
+// error matches toolsets.ErrUnmatchedSelector (a *toolsets.SelectorError).
 func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, errors.New("no model"))

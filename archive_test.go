@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
@@ -100,6 +102,7 @@ func TestSessionArchiveRestore(t *testing.T) {
 func TestToolsetIDValidation(t *testing.T) {
 	var noID toolsets.Toolset = anonToolset{}
 	blank, _ := toolsets.New("blank", nil, toolsets.WithID("  "))
+	implicit, _ := toolsets.New("named", nil)
 	tests := []struct {
 		name     string
 		strict   bool
@@ -111,6 +114,9 @@ func TestToolsetIDValidation(t *testing.T) {
 		{name: "empty id", tss: []toolsets.Toolset{blank}, wantErr: toolsets.ProblemEmptyID},
 		{name: "strict missing id", strict: true, tss: []toolsets.Toolset{noID}, wantErr: toolsets.ProblemMissingID},
 		{name: "lenient missing id", tss: []toolsets.Toolset{noID}, wantWarn: toolsets.ProblemMissingID},
+		// Built without WithID: the name stands in, but it is no durable id.
+		{name: "strict implicit id", strict: true, tss: []toolsets.Toolset{implicit}, wantErr: toolsets.ProblemMissingID},
+		{name: "lenient implicit id", tss: []toolsets.Toolset{implicit}, wantWarn: toolsets.ProblemMissingID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,6 +135,32 @@ func TestToolsetIDValidation(t *testing.T) {
 				t.Errorf("warnings = %+v, want %s", w, tt.wantWarn)
 			}
 		})
+	}
+}
+
+// One toolset attached under two prefixes has two identities, so a
+// strict agent accepts it and its archive requires both.
+func TestToolsetTwiceUnderTwoPrefixes(t *testing.T) {
+	rt := newRuntime(t)
+	ws := staticToolset(t, "workspace", okTool(t, "read_file", nil))
+	a, err := toolsets.Prefixed(ws, "ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := toolsets.Prefixed(ws, "ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llm.NewScripted(llm.ScriptToolCalls(call("1", "ws_read_file", `{}`), call("2", "ro_read_file", `{}`)), llm.ScriptText("ok"))
+	agent, err := rt.NewAgent("twice", weft.AgentConfig{Model: model, Toolsets: []toolsets.Toolset{a, b}, StrictToolsetIDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ws_workspace", "ro_workspace"}, agent.ToolsetIDList()); diff != "" {
+		t.Errorf("ids (-want +got):\n%s", diff)
+	}
+	if res, err := agent.Run(t.Context(), "go"); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Run = %+v, %v", res, err)
 	}
 }
 

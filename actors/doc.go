@@ -23,7 +23,9 @@
 //     initialized, failed, unavailable and closed always, refreshed when
 //     the tools or instructions changed or after a resume. A failed step,
 //     a timeout, an unavailable toolset under FailWhenUnavailable, or two
-//     tools with one name fail the run (toolset_error). toolset.closed is
+//     tools with one name fail the run (toolset_error); an approval or
+//     deferral entry that matches nothing in the step's inventory fails it
+//     with policy_error (see FailPolicy). toolset.closed is
 //     appended after the run's final event; the run's watchers hear of the
 //     outcome once it is recorded.
 //   - Tool search: the tool_search.* progress of search and proxy tools

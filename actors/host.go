@@ -259,6 +259,11 @@ func (h *Host) Register(spec *AgentSpec) error {
 	if _, dup := h.agents[spec.Name]; dup {
 		return fmt.Errorf("agent %q is already registered", spec.Name)
 	}
+	pol, err := compilePolicy(spec)
+	if err != nil {
+		return fmt.Errorf("agent %q: %w", spec.Name, err)
+	}
+	spec.approval = pol
 	spec.lifecycles = make([]*toolsets.Lifecycle, len(spec.Toolsets))
 	for i, ts := range spec.Toolsets {
 		spec.lifecycles[i] = newLifecycle(ts, spec.PrepareTimeout)

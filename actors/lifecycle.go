@@ -34,6 +34,9 @@ type Prepared struct {
 	Instr map[string]int
 	// Order lists the toolset names in the agent's order.
 	Order []string
+	// Gated maps the tools the agent's approval policy catches to the
+	// entry that caught each (see approvalStep).
+	Gated map[string]string
 }
 
 // HasTools reports whether the inventory offers any tool.
@@ -189,16 +192,25 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 	if spec.Timeout > 0 {
 		opts = append(opts, toolsets.WithDefaultTimeout(spec.Timeout))
 	}
+	sets := make([][]toolsets.Tool, len(results))
+	for i := range results {
+		sets[i] = results[i].prep.Tools
+	}
+	policyLoose, gated, err := approvalStep(spec, lcs, spec.Tools, sets)
+	if err != nil {
+		return nil, reports, err
+	}
 	reg := toolsets.NewRegistry(opts...)
-	out := &Prepared{Registry: reg, ToolsetOf: map[string]toolsets.ToolsetInfo{}, ToolsetTools: map[string][]string{}, Failed: map[string]string{}, Instr: map[string]int{}}
+	out := &Prepared{Registry: reg, ToolsetOf: map[string]toolsets.ToolsetInfo{}, ToolsetTools: map[string][]string{}, Failed: map[string]string{}, Instr: map[string]int{}, Gated: gated}
 	loose := make([]toolsets.Tool, len(spec.Tools))
-	for i, t := range spec.Tools {
+	for i, t := range policyLoose {
 		loose[i] = observed{t}
 	}
 	if err := reg.Register(loose...); err != nil {
 		return nil, reports, fmt.Errorf("register tools: %w", err)
 	}
-	for _, r := range results {
+	for i, r := range results {
+		r.prep.Tools = sets[i]
 		out.Order = append(out.Order, r.info.Name)
 		if r.rep.State == toolsets.StateUnavailable {
 			out.Failed[r.info.Name] = r.rep.Message
@@ -218,7 +230,7 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 	}
 	for _, d := range reg.ModelDefinitions() {
 		out.Names = append(out.Names, d.Name)
-		out.Tools = append(out.Tools, llm.ToolDefinition{Name: d.Name, Description: d.Description, Parameters: d.Parameters, Strict: d.Strict})
+		out.Tools = append(out.Tools, llm.ToolDefinition{Name: d.Name, Description: d.Description, Parameters: d.Parameters, Strict: d.Strict, Metadata: d.Metadata})
 	}
 	var b strings.Builder
 	for _, in := range spec.Instructions {

@@ -501,7 +501,7 @@ func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
 	if p.err != nil {
 		u := r.Usage
 		recs := toolsetReports(a.id, m.id, m.last, nil, p.reports)
-		recs = append(recs, newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: FailToolset, Message: p.err.Error()}, Usage: &u}))
+		recs = append(recs, newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: prepareFailKind(p.err), Message: p.err.Error()}, Usage: &u}))
 		_ = a.append(recs...)
 		return
 	}
@@ -676,7 +676,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 				// Arguments that are not JSON: the model is asked again.
 				policy = append(policy, returnedEvent(a.id, r.ID, ret))
 				continue
-			} else if needsApproval(m.spec.ApprovalRequired, m.prep, cs.Tool) {
+			} else if needsApproval(m.prep, cs.Tool) {
 				policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
 				continue
 			}

@@ -22,8 +22,13 @@ type AgentSpec struct {
 	// Instructions are system instructions, before the toolsets'.
 	Instructions []string
 	// ApprovalRequired lists policy entries: a tool name, a toolset name or
-	// id, a metadata bundle (Definition.Metadata["bundle"]), or "*". A call
-	// matching one needs a human approval before it runs.
+	// id, a metadata bundle (Definition.Metadata["bundle"]), or "*",
+	// matched by toolsets.Selector. A call matching one needs a human
+	// approval before it runs, and its definition is marked
+	// (toolsets.MetaApprovalRequired). An entry that matches nothing is
+	// refused by Register when every toolset can be listed
+	// (toolsets.KnownTools), and otherwise fails any preparation whose
+	// inventory it does not match (FailPolicy).
 	ApprovalRequired []string
 	// Limits bound a run's usage.
 	Limits Limits
@@ -55,6 +60,8 @@ type AgentSpec struct {
 
 	// lifecycles drive Toolsets, one per toolset, built by Register.
 	lifecycles []*toolsets.Lifecycle
+	// approval is ApprovalRequired compiled by Register (nil: none).
+	approval *approvalPolicy
 }
 
 // OutputValidator checks a run's final text output; an error rejects it.

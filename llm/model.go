@@ -47,6 +47,11 @@ type ToolDefinition struct {
 	// Strict asks the provider to hold the model to the schema exactly,
 	// where the provider supports it.
 	Strict bool `json:"strict,omitempty"`
+	// Metadata is the tool's definition metadata (toolsets.Definition),
+	// gate marks included (approval_required, deferred_call): for hosts
+	// and adapters to show; an adapter sends it to a provider only where
+	// the provider has a place for it. Read-only.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // Settings are the generation settings of a request. A zero field means

@@ -20,7 +20,9 @@ const (
 )
 
 // Describe renders the model-visible tools for a system prompt. Hidden
-// tools are never included.
+// tools are never included. A gated tool ([GatingOf]) is marked
+// "[approval required]" or "[deferred]", so the model (and a person
+// reading the prompt) knows its calls wait for someone.
 func (r *Registry) Describe(style DescribeStyle) string {
 	var b strings.Builder
 	for _, d := range r.ModelDefinitions() {
@@ -34,6 +36,12 @@ func (r *Registry) Describe(style DescribeStyle) string {
 		}
 		if d.Visibility == System {
 			name += " [system]"
+		}
+		if g := GatingOf(d); g.Approval {
+			name += " [approval required]"
+		}
+		if g := GatingOf(d); g.Deferred {
+			name += " [deferred]"
 		}
 		if desc == "" {
 			fmt.Fprintf(&b, "- %s\n", name)

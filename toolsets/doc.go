@@ -43,7 +43,18 @@
 // [Refresher], [Exiter]); a preparation may hold other toolsets, which
 // [Resolve] flattens. Wrappers are decorators chainable on every kind
 // ([Wrap], [Prefixed], [Filtered], [Renamed], [Annotated], [Prepared],
-// [RequireApproval], [Defer], [WithLifecycle]).
+// [RequireApproval], [Defer], [WithLifecycle]); a wrapper that changes
+// what the model sees derives its own identity (see [Wrapped]).
+//
+// # Approval and deferral selectors
+//
+// [RequireApproval], [Defer] and an agent's approval policy choose tools
+// through one [Selector]: a tool name, a toolset name or id
+// ([Identities]), a bundle ([Bundles]) or [AllTools]. An entry that
+// matches nothing is an error ([ErrUnmatchedSelector]), checked when the
+// toolset is prepared and, for toolsets that can be listed without a run
+// ([KnownTools]), when the agent is built. Gated definitions carry
+// [MetaApprovalRequired] or [MetaDeferredCall] ([GatingOf]).
 //
 // # Driving toolsets through a run
 //

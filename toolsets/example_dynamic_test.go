@@ -196,9 +196,37 @@ func ExampleWrap() {
 	// workspace_read_file map[]
 	// workspace_read map[original_name:read_file]
 	// read_file map[audit:enabled bundle:workspace]
-	// read_file map[]
-	// read_file map[]
+	// read_file map[approval_reason:review workspace access approval_required:true]
+	// read_file map[deferred_call:true deferred_reason:external worker]
 	// read_file map[]
 	// toolsets: invalid toolset wrapper: filter with both an include and an exclude list
 	// approval_required "approval required: review workspace access"
+}
+
+// Selector entries name tools, toolsets (by name or id) or bundles; an
+// entry that matches nothing is refused when the toolset is prepared, and
+// already when its tools can be listed without a run.
+func ExampleRequireApproval() {
+	workspace, err := toolsets.Annotated(buildWorkspaceTools(), map[string]any{toolsets.MetaBundle: "filesystem"})
+	if err != nil {
+		panic(err)
+	}
+	for _, entries := range [][]string{{"filesystem"}, {"workspace"}, {"filesytem"}} {
+		ts, err := toolsets.RequireApproval(workspace, entries, "review file access")
+		if err != nil {
+			panic(err)
+		}
+		if _, _, err := toolsets.KnownTools(ts); err != nil {
+			fmt.Println(err)
+			continue
+		}
+		p, _ := toolsets.Resolve(context.Background(), ts, nil)
+		d := p.Tools[0].Definition()
+		g := toolsets.GatingOf(d)
+		fmt.Println(entries, d.Name, g.Approval, g.ApprovalReason)
+	}
+	// Output:
+	// [filesystem] read_file true review file access
+	// [workspace] read_file true review file access
+	// toolset "workspace": approval_required: entry "filesytem" matches no tool name, toolset name or id, or bundle (tools: read_file; toolsets: workspace, workspace+annotated(bundle); bundles: filesystem)
 }

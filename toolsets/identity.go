@@ -15,8 +15,9 @@ type IDProblem string
 
 // The identity problems.
 const (
-	// ProblemMissingID: the toolset declares no id (an error in strict
-	// mode, else a warning: the name stands in for it).
+	// ProblemMissingID: the toolset declares no id: ID is empty, or
+	// defaulted to the name ([ToolsetInfo.ImplicitID]). An error in strict
+	// mode, else a warning: the name stands in for it while running.
 	ProblemMissingID IDProblem = "missing_id"
 	// ProblemEmptyID: the id is only white space. Always an error.
 	ProblemEmptyID IDProblem = "empty_id"
@@ -60,8 +61,13 @@ func (r *IDReport) Err() error {
 }
 
 // ValidateIDs checks the identities of toolsets: blank and duplicate ids
-// are errors, duplicate names warnings, and a missing id is an error when
-// strict, a warning otherwise. It only calls Info: dynamic toolsets and
+// are errors, duplicate names warnings, and a missing id (none, or the
+// name standing in for it, [ToolsetInfo.ImplicitID]) is an error when
+// strict, a warning otherwise. Ids are compared as used, the name
+// fallback included, so two toolsets without ids and with the same name
+// are a duplicate id as well. A wrapper that changes what the model sees
+// has an identity of its own, derived from the wrapped one (see
+// [Wrapped]): one toolset attached under two prefixes is not a duplicate. It only calls Info: dynamic toolsets and
 // factories are not prepared (not materialised). A nil toolset is
 // reported as a missing id.
 func ValidateIDs(strict bool, toolsets ...Toolset) *IDReport {
@@ -86,8 +92,13 @@ func ValidateIDs(strict bool, toolsets ...Toolset) *IDReport {
 			add(ProblemMissingID, strict)
 		case strings.TrimSpace(info.ID) == "":
 			add(ProblemEmptyID, true)
-		case ids[info.ID]:
-			add(ProblemDuplicateID, true)
+		default:
+			if info.ImplicitID {
+				add(ProblemMissingID, strict)
+			}
+			if ids[info.ID] {
+				add(ProblemDuplicateID, true)
+			}
 		}
 		ids[info.ID] = true
 		if info.Name != "" && names[info.Name] {

@@ -123,8 +123,11 @@ func TestLibrary(t *testing.T) {
 	if _, ns, ok := lib.Lookup("fetch_ticket"); !ok || ns != "tickets-v2" {
 		t.Errorf("Lookup = %q, %v", ns, ok)
 	}
-	if err := lib.ValidateIDs().Err(); err != nil {
-		t.Errorf("ValidateIDs: %v", err)
+	// workspace was built without WithID: its name stands in for running,
+	// but the durable (strict) check reports it.
+	r := lib.ValidateIDs()
+	if len(r.Errors) != 1 || r.Errors[0].Name != "workspace" || r.Errors[0].Problem != toolsets.ProblemMissingID {
+		t.Errorf("ValidateIDs = %+v, want one missing_id for workspace", r)
 	}
 	b, err := json.Marshal(lib)
 	if err != nil {
@@ -145,7 +148,15 @@ func TestLibrary(t *testing.T) {
 		}
 	})
 	t.Run("duplicate ids", func(t *testing.T) {
-		lib, err := toolsets.NewLibrary(t.Context(), staticSet(t, "a", "x"), staticSet(t, "a", "y"))
+		a, err := toolsets.New("a", []toolsets.Tool{namedTool(t, "x")}, toolsets.WithID("a-v1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a2, err := toolsets.New("a", []toolsets.Tool{namedTool(t, "y")}, toolsets.WithID("a-v1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib, err := toolsets.NewLibrary(t.Context(), a, a2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,8 @@ func WithVisibility(v Visibility) Option {
 	return func(s *settings) { s.visibility, s.set = v, s.set|fVisibility }
 }
 
-// WithID sets a toolset's stable id (defaults to its name).
+// WithID sets a toolset's stable id. Without it the name stands in, and
+// the identity checks report missing_id ([ToolsetInfo.ImplicitID]).
 func WithID(id string) Option {
 	return func(s *settings) { s.id, s.set = id, s.set|fID }
 }

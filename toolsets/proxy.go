@@ -87,8 +87,8 @@ func NewProxy(lib *Library, prefix string, maxResults int, opts ...SearchOption)
 	return p, nil
 }
 
-// Info returns the proxy's name (its id too).
-func (p *ProxyToolset) Info() ToolsetInfo { return ToolsetInfo{Name: p.name, ID: p.name} }
+// Info returns the proxy's name and id (see [SearchID]).
+func (p *ProxyToolset) Info() ToolsetInfo { return p.info() }
 
 // Prepare returns the two proxy tools and an instruction that says how to
 // use them and which namespaces (toolset ids) they reach; the first

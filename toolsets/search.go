@@ -107,12 +107,19 @@ func SearchName(name string) SearchOption {
 	return func(c *searchCore) { c.name = name }
 }
 
+// SearchID sets the search (or proxy) toolset's durable id. Without it
+// the name stands in, and the identity checks report missing_id.
+func SearchID(id string) SearchOption {
+	return func(c *searchCore) { c.id = id }
+}
+
 // searchCore is what search and proxy share: the library, the matching,
 // and the per-session loaded state.
 type searchCore struct {
 	lib        *Library
 	maxResults int
 	name       string
+	id         string
 	observe    func(SearchRecord)
 	// tools are the library's tools the toolset reaches, in library
 	// order: all of them but those whose names are reserved (the
@@ -363,7 +370,8 @@ type searchReply struct {
 }
 
 // NewSearch returns a search toolset over lib that loads up to
-// maxResults tools per search. It accepts [OnSearch] and [SearchName].
+// maxResults tools per search. It accepts [OnSearch], [SearchName] and
+// [SearchID].
 func NewSearch(lib *Library, maxResults int, opts ...SearchOption) (*SearchToolset, error) {
 	c, err := newSearchCore(lib, maxResults, "tool_search", nil, opts)
 	if err != nil {
@@ -399,8 +407,17 @@ func (s *SearchToolset) search(_ context.Context, tc *ToolContext, a searchArgs)
 	return reply, nil
 }
 
-// Info returns the toolset's name (its id too).
-func (s *SearchToolset) Info() ToolsetInfo { return ToolsetInfo{Name: s.name, ID: s.name} }
+// Info returns the toolset's name and id (see [SearchID]).
+func (s *SearchToolset) Info() ToolsetInfo { return s.info() }
+
+// info is the identity of a search or proxy toolset: the [SearchID], or
+// the name standing in for it.
+func (c *searchCore) info() ToolsetInfo {
+	if c.id != "" {
+		return ToolsetInfo{Name: c.name, ID: c.id}
+	}
+	return ToolsetInfo{Name: c.name, ID: c.name, ImplicitID: true}
+}
 
 // Prepare returns the search tool and the tools tc's session has loaded,
 // in load order. The first preparation of a session emits the

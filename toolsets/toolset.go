@@ -28,8 +28,14 @@ type ToolsetInfo struct {
 	// Name is the toolset's name (a valid [ValidateName] name); it is also
 	// the group of its instructions.
 	Name string
-	// ID is the stable id durable products store; defaults to Name.
+	// ID is the stable id durable products store. The constructors of
+	// this package default it to Name when no [WithID] is given, and then
+	// set ImplicitID: the name stands in for running, but the identity
+	// checks ([ValidateIDs]) report the toolset as missing_id.
 	ID string
+	// ImplicitID reports that ID was not declared but defaulted to Name.
+	// A toolset of another package that fills ID itself leaves it false.
+	ImplicitID bool
 	// Timeout is the per-attempt timeout for tools that set none; 0 inherits
 	// the registry default.
 	Timeout time.Duration
@@ -155,9 +161,9 @@ func (s *Static) Prepare(context.Context, *ToolsetContext) (Preparation, error) 
 }
 
 func infoFrom(name string, s *settings) ToolsetInfo {
-	info := ToolsetInfo{Name: name, ID: name, Timeout: s.timeout}
+	info := ToolsetInfo{Name: name, ID: name, ImplicitID: true, Timeout: s.timeout}
 	if s.has(fID) {
-		info.ID = s.id
+		info.ID, info.ImplicitID = s.id, false
 	}
 	if s.has(fMaxRetries) {
 		n := s.maxRetries

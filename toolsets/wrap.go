@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -24,10 +25,21 @@ const MetaOriginalName = "original_name"
 
 // Wrapped is a toolset decorated by one of the wrappers of this package
 // ([Prefixed], [Filtered], [Renamed], [Annotated], [Prepared],
-// [RequireApproval], [Defer], [WithLifecycle]). It keeps the wrapped
-// toolset's [ToolsetInfo] and forwards the lifecycle hooks ([Enterer],
-// [Refresher], [Exiter]) to it, so wrappers chain on every toolset kind,
-// dynamic ones included. Its Prepare resolves the wrapped toolset's
+// [RequireApproval], [Defer], [WithLifecycle]). It forwards the lifecycle
+// hooks ([Enterer], [Refresher], [Exiter]) to the wrapped toolset, so
+// wrappers chain on every toolset kind, dynamic ones included.
+//
+// Identity: a wrapper that changes what the model sees derives its own
+// [ToolsetInfo] from the wrapped toolset's, so that one toolset attached
+// twice under two prefixes has two identities: [Prefixed] names itself
+// "{prefix}_{name}" with id "{prefix}_{id}" ("ws_workspace" for prefix
+// "ws" over id "workspace"); [Renamed] keeps the name and derives the id
+// "{id}+renamed({old}={new},…)"; [Annotated] keeps the name and derives
+// "{id}+annotated({key},…)". The others only select, gate or drive the
+// wrapped tools ([Filtered], [Prepared], [RequireApproval], [Defer],
+// [WithLifecycle]) and keep the wrapped identity. A derived id is
+// implicit when the wrapped one is ([ToolsetInfo.ImplicitID]); an empty
+// id stays empty. Timeout and retry defaults are the wrapped toolset's. Its Prepare resolves the wrapped toolset's
 // preparation (see [Resolve]) and then applies the wrapper: wrappers apply
 // after a dynamic toolset's preparation, to the tools it produced.
 //
@@ -39,6 +51,12 @@ type Wrapped struct {
 	what   string
 	apply  func(ctx context.Context, tc *ToolsetContext, p Preparation) (Preparation, error)
 	policy *LifecyclePolicy
+	// identity derives the wrapper's identity from the wrapped one; nil
+	// keeps it.
+	identity func(ToolsetInfo) ToolsetInfo
+	// contextual: apply depends on the ToolsetContext, so the wrapper's
+	// tools cannot be known without preparing it (see KnownTools).
+	contextual bool
 
 	mu   sync.Mutex
 	memo map[Tool]Tool
@@ -59,8 +77,41 @@ func wrap(inner Toolset, what string, apply func(context.Context, *ToolsetContex
 	return &Wrapped{inner: inner, what: what, apply: apply, memo: map[Tool]Tool{}}
 }
 
-// Info returns the wrapped toolset's identity and defaults.
-func (w *Wrapped) Info() ToolsetInfo { return w.inner.Info() }
+// Info returns the wrapper's identity (derived from the wrapped
+// toolset's, see [Wrapped]) and the wrapped toolset's defaults.
+func (w *Wrapped) Info() ToolsetInfo {
+	info := w.inner.Info()
+	if w.identity != nil {
+		info = w.identity(info)
+	}
+	return info
+}
+
+// deriveID returns id with suffix, or "" when id is empty (a toolset that
+// declares no id does not get one from a wrapper).
+func deriveID(id, suffix string) string {
+	if id == "" {
+		return ""
+	}
+	return id + suffix
+}
+
+// knownTools applies the wrapper to the wrapped toolset's known tools
+// (see [KnownTools]); a contextual wrapper cannot be listed.
+func (w *Wrapped) knownTools() ([]Tool, bool, error) {
+	if w.contextual {
+		return nil, false, nil
+	}
+	tools, ok, err := KnownTools(w.inner)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	p, err := w.finish(context.Background(), &ToolsetContext{}, Preparation{Tools: tools})
+	if err != nil {
+		return nil, true, err
+	}
+	return p.Tools, true, nil
+}
 
 // Unwrap returns the wrapped toolset.
 func (w *Wrapped) Unwrap() Toolset { return w.inner }
@@ -165,7 +216,8 @@ func (o *overlay) Call(ctx context.Context, tc *ToolContext, args json.RawMessag
 // instruction groups as "{prefix}_{group}" (an instruction without a group
 // gets prefix as its group). The prefix must be a valid name
 // ([ValidateName]); a prefixed tool name longer than [MaxNameLen] fails
-// the preparation.
+// the preparation. The wrapper's own name is "{prefix}_{name}" and its id
+// "{prefix}_{id}" (see [Wrapped]).
 func Prefixed(ts Toolset, prefix string) (*Wrapped, error) {
 	if err := ValidateName(prefix); err != nil {
 		return nil, fmt.Errorf("%w: prefix: %w", ErrInvalidWrapper, err)
@@ -194,6 +246,13 @@ func Prefixed(ts Toolset, prefix string) (*Wrapped, error) {
 		}
 		return Preparation{Tools: tools, Instructions: ins}, nil
 	})
+	w.identity = func(i ToolsetInfo) ToolsetInfo {
+		i.Name = prefix + "_" + i.Name
+		if i.ID != "" {
+			i.ID = prefix + "_" + i.ID
+		}
+		return i
+	}
 	return w, nil
 }
 
@@ -262,7 +321,8 @@ func setOf(names []string) map[string]bool {
 // Tools not named in renames are unchanged; names in renames that the
 // toolset does not produce are ignored (a dynamic toolset may produce them
 // later). New names must be valid and distinct; a new name that collides
-// with another tool fails the preparation.
+// with another tool fails the preparation. The wrapper's id is derived
+// from the wrapped one (see [Wrapped]).
 func Renamed(ts Toolset, renames map[string]string) (*Wrapped, error) {
 	if len(renames) == 0 {
 		return nil, fmt.Errorf("%w: rename with no names", ErrInvalidWrapper)
@@ -279,6 +339,11 @@ func Renamed(ts Toolset, renames map[string]string) (*Wrapped, error) {
 		targets[nw] = old
 	}
 	renames = maps.Clone(renames)
+	pairs := make([]string, 0, len(renames))
+	for _, old := range slices.Sorted(maps.Keys(renames)) {
+		pairs = append(pairs, old+"="+renames[old])
+	}
+	suffix := "+renamed(" + strings.Join(pairs, ",") + ")"
 	var w *Wrapped
 	w = wrap(ts, "renamed", func(_ context.Context, _ *ToolsetContext, p Preparation) (Preparation, error) {
 		tools := make([]Tool, len(p.Tools))
@@ -304,12 +369,14 @@ func Renamed(ts Toolset, renames map[string]string) (*Wrapped, error) {
 		}
 		return Preparation{Tools: tools, Instructions: p.Instructions}, nil
 	})
+	w.identity = func(i ToolsetInfo) ToolsetInfo { i.ID = deriveID(i.ID, suffix); return i }
 	return w, nil
 }
 
 // Annotated merges metadata into the definition of every tool of ts (the
 // seed's with_metadata); on a key present in both, metadata wins. It must
-// encode as JSON. metadata is copied.
+// encode as JSON. metadata is copied. The wrapper's id is derived from
+// the wrapped one (see [Wrapped]).
 func Annotated(ts Toolset, metadata map[string]any) (*Wrapped, error) {
 	if len(metadata) == 0 {
 		return nil, fmt.Errorf("%w: no metadata", ErrInvalidWrapper)
@@ -318,6 +385,7 @@ func Annotated(ts Toolset, metadata map[string]any) (*Wrapped, error) {
 		return nil, fmt.Errorf("%w: metadata is not JSON: %v", ErrInvalidWrapper, err)
 	}
 	metadata = maps.Clone(metadata)
+	suffix := "+annotated(" + strings.Join(slices.Sorted(maps.Keys(metadata)), ",") + ")"
 	var w *Wrapped
 	w = wrap(ts, "annotated", func(_ context.Context, _ *ToolsetContext, p Preparation) (Preparation, error) {
 		tools := make([]Tool, len(p.Tools))
@@ -335,6 +403,7 @@ func Annotated(ts Toolset, metadata map[string]any) (*Wrapped, error) {
 		}
 		return Preparation{Tools: tools, Instructions: p.Instructions}, nil
 	})
+	w.identity = func(i ToolsetInfo) ToolsetInfo { i.ID = deriveID(i.ID, suffix); return i }
 	return w, nil
 }
 
@@ -352,7 +421,7 @@ func Prepared(ts Toolset, fn PrepareFunc) (*Wrapped, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%w: nil prepare function", ErrInvalidWrapper)
 	}
-	return wrap(ts, "prepared", func(ctx context.Context, tc *ToolsetContext, p Preparation) (Preparation, error) {
+	w := wrap(ts, "prepared", func(ctx context.Context, tc *ToolsetContext, p Preparation) (Preparation, error) {
 		defs := make([]Definition, len(p.Tools))
 		byName := make(map[string]Tool, len(p.Tools))
 		for i, t := range p.Tools {
@@ -391,87 +460,9 @@ func Prepared(ts Toolset, fn PrepareFunc) (*Wrapped, error) {
 			tools = append(tools, t)
 		}
 		return Preparation{Tools: tools, Instructions: p.Instructions}, nil
-	}), nil
-}
-
-// AllTools is the name list entry that matches every tool ("*").
-const AllTools = "*"
-
-// RequireApproval makes calls to the named tools of ts (or all of them
-// with [AllTools]) suspend for human approval before they run: the
-// wrapped tool returns [ApprovalRequired] with reason unless the call
-// carries an approval ([ToolContext.Approval]), in which case the original
-// tool runs. This is the runtime's ordinary approval flow; nothing else
-// needs wiring. Names are tool names as ts exposes them.
-func RequireApproval(ts Toolset, names []string, reason string) (*Wrapped, error) {
-	return gated(ts, names, reason, false)
-}
-
-// Defer turns calls to the named tools of ts (or all of them with
-// [AllTools]) into deferred work: the wrapped tool returns [CallDeferred]
-// with reason, so the runtime suspends the call until an external result
-// is supplied. When a call is resumed with its result
-// ([ToolContext.Deferred]) the wrapped tool returns that result.
-func Defer(ts Toolset, names []string, reason string) (*Wrapped, error) {
-	return gated(ts, names, reason, true)
-}
-
-func gated(ts Toolset, names []string, reason string, deferred bool) (*Wrapped, error) {
-	what := "approval_required"
-	if deferred {
-		what = "deferred"
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("%w: %s with no tool names (use %q for all)", ErrInvalidWrapper, what, AllTools)
-	}
-	all := slices.Contains(names, AllTools)
-	set := setOf(names)
-	if reason == "" {
-		reason = fmt.Sprintf("toolset %q requires it", ts.Info().Name)
-	}
-	toolset := ts.Info().Name
-	var w *Wrapped
-	w = wrap(ts, what, func(_ context.Context, _ *ToolsetContext, p Preparation) (Preparation, error) {
-		tools := make([]Tool, len(p.Tools))
-		for i, t := range p.Tools {
-			tools[i], _ = w.wrapTool(t, func(t Tool) (Tool, error) {
-				if !all && !set[t.Definition().Name] {
-					return t, nil
-				}
-				return &gate{inner: t, deferred: deferred, reason: reason, toolset: toolset}, nil
-			})
-		}
-		return Preparation{Tools: tools, Instructions: p.Instructions}, nil
 	})
+	w.contextual = true
 	return w, nil
-}
-
-// gate suspends calls for approval or deferral before they reach inner.
-type gate struct {
-	inner    Tool
-	deferred bool
-	reason   string
-	toolset  string
-}
-
-func (g *gate) Definition() Definition { return g.inner.Definition() }
-
-func (g *gate) Call(ctx context.Context, tc *ToolContext, args json.RawMessage) (any, error) {
-	meta := map[string]any{"toolset": g.toolset, "tool": tc.ToolName}
-	if !g.deferred {
-		if tc.Approval == nil {
-			return nil, ApprovalRequired(g.reason, meta)
-		}
-		return g.inner.Call(ctx, tc, args)
-	}
-	if tc.Deferred == nil {
-		return nil, CallDeferred(g.reason, meta)
-	}
-	res := Result{Metadata: tc.Deferred.Metadata}
-	if len(tc.Deferred.Value) > 0 {
-		res.Content = tc.Deferred.Value
-	}
-	return res, nil
 }
 
 // WithLifecycle attaches policy to ts: [Lifecycle] (and so the runtime)
@@ -540,13 +531,13 @@ func (c *Chain) Prepared(fn PrepareFunc) *Chain {
 }
 
 // ApprovalRequired applies [RequireApproval].
-func (c *Chain) ApprovalRequired(names []string, reason string) *Chain {
-	return c.then(func(ts Toolset) (*Wrapped, error) { return RequireApproval(ts, names, reason) })
+func (c *Chain) ApprovalRequired(entries []string, reason string) *Chain {
+	return c.then(func(ts Toolset) (*Wrapped, error) { return RequireApproval(ts, entries, reason) })
 }
 
 // Deferred applies [Defer].
-func (c *Chain) Deferred(names []string, reason string) *Chain {
-	return c.then(func(ts Toolset) (*Wrapped, error) { return Defer(ts, names, reason) })
+func (c *Chain) Deferred(entries []string, reason string) *Chain {
+	return c.then(func(ts Toolset) (*Wrapped, error) { return Defer(ts, entries, reason) })
 }
 
 // WithLifecycle applies [WithLifecycle].

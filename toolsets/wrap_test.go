@@ -311,7 +311,7 @@ func TestWrapperKeepsToolIdentity(t *testing.T) {
 			t.Errorf("tool %d is a new value on the second step", i)
 		}
 	}
-	if ts.Info().Name != "workspace" {
-		t.Errorf("wrapped info name = %q", ts.Info().Name)
+	if ts.Info().Name != "p_workspace" {
+		t.Errorf("wrapped info name = %q, want the prefixed name", ts.Info().Name)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weft-run/weft/toolsets"
@@ -39,6 +40,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("build the example registry: %w", err)
 	}
 	fmt.Fprintf(stdout, "# tools the model sees:\n%s", reg.Describe(toolsets.Normal))
+	fmt.Fprintf(stdout, "# tools that need a person:\n%s", gatedTools(reg))
 	fmt.Fprintf(stdout, "# instructions:\n%s", reg.Instructions())
 	for i, c := range exampleCalls {
 		inv := c.inv
@@ -59,6 +61,25 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// gatedTools lists the tools whose definitions say that their calls wait
+// for a person (toolsets.GatingOf), one line each, or "- none".
+func gatedTools(reg *toolsets.Registry) string {
+	var b strings.Builder
+	for _, d := range reg.ModelDefinitions() {
+		g := toolsets.GatingOf(d)
+		if g.Approval {
+			fmt.Fprintf(&b, "- %s: approval required (%s)\n", d.Name, g.ApprovalReason)
+		}
+		if g.Deferred {
+			fmt.Fprintf(&b, "- %s: deferred (%s)\n", d.Name, g.DeferredReason)
+		}
+	}
+	if b.Len() == 0 {
+		return "- none\n"
+	}
+	return b.String()
+}
+
 type exampleCall struct {
 	title string
 	inv   toolsets.Invocation
@@ -72,6 +93,7 @@ var exampleCalls = []exampleCall{
 	{"inspect_payload with map arguments and an explicit schema", toolsets.Invocation{Name: "inspect_payload", Arguments: raw(`{"b":1,"a":[2]}`)}},
 	{"deploy asks for approval", toolsets.Invocation{Name: "deploy", Arguments: raw(`{}`)}},
 	{"deploy resumed with an approval", toolsets.Invocation{Name: "deploy", Arguments: raw(`{}`), Approval: &toolsets.Approval{DecidedBy: "cli"}}},
+	{"delete_file waits: the files toolset requires approval for its bundle \"destructive\"", toolsets.Invocation{Name: "delete_file", Arguments: raw(`{"path":"old.log"}`)}},
 	{"append_audit_line (sequential)", toolsets.Invocation{Name: "append_audit_line", Arguments: raw(`{"line":"deployed"}`)}},
 	{"inspect_release structured result", toolsets.Invocation{Name: "inspect_release"}},
 	{"fetch_status with metadata, timeout and max retries", toolsets.Invocation{Name: "fetch_status", Arguments: raw(`{"url":"https://status.example"}`)}},
@@ -201,6 +223,24 @@ func exampleRegistry(ctx context.Context) (*toolsets.Registry, error) {
 		return nil, err
 	}
 	if err := reg.AddToolset(ctx, functions); err != nil {
+		return nil, err
+	}
+	// A toolset wrapper gates by bundle: the definition shows it.
+	deleteFile, err := toolsets.NewFunc("delete_file", func(_ context.Context, a PathArgs) (map[string]string, error) {
+		return map[string]string{"deleted": a.Path}, nil
+	}, toolsets.WithMetadata(map[string]any{toolsets.MetaBundle: "destructive"}), toolsets.WithDescription("Delete a file."))
+	if err != nil {
+		return nil, err
+	}
+	files, err := toolsets.New("files", []toolsets.Tool{deleteFile}, toolsets.WithID("files"))
+	if err != nil {
+		return nil, err
+	}
+	gated, err := toolsets.RequireApproval(files, []string{"destructive"}, "deleting needs a person")
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.AddToolset(ctx, gated); err != nil {
 		return nil, err
 	}
 	return reg, nil

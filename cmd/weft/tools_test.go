@@ -27,14 +27,16 @@ func TestTools(t *testing.T) {
 		kinds = append(kinds, ret.Kind)
 	}
 	want := []toolsets.Kind{
-		"success", "success", "success", "invalid_arguments", "success", "approval_required", "success",
+		"success", "success", "success", "invalid_arguments", "success", "approval_required", "success", "approval_required",
 		"success", "success", "success", "feedback", "success", "success", "success", "not_found", "not_exposed", "success",
 	}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
 	out := stdout.String()
-	for _, s := range []string{`"total":5`, `"summary":"release is ready"`, `"run_id":"tools_run"`, `"attempts":3`, "## functions"} {
+	for _, s := range []string{`"total":5`, `"summary":"release is ready"`, `"run_id":"tools_run"`, `"attempts":3`, "## functions",
+		"- delete_file(path: string) [approval required]: Delete a file.",
+		"# tools that need a person:\n- delete_file: approval required (deleting needs a person)\n#"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %s", s)
 		}
