@@ -63,7 +63,7 @@ func benchRuns(b *testing.B, durable bool, tools []toolsets.Tool, first llm.Resp
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
-func benchTool(b *testing.B, name string, wait time.Duration) toolsets.Tool {
+func benchTool(b *testing.B, name string, wait time.Duration, opts ...toolsets.Option) toolsets.Tool {
 	t, err := toolsets.NewFunc(name, func(ctx context.Context, _ noArgs) (string, error) {
 		if wait > 0 {
 			select {
@@ -73,7 +73,7 @@ func benchTool(b *testing.B, name string, wait time.Duration) toolsets.Tool {
 			}
 		}
 		return "ok", nil
-	})
+	}, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,6 +91,33 @@ func calls(b *testing.B, n int, wait time.Duration) ([]toolsets.Tool, llm.Respon
 		cs = append(cs, call(fmt.Sprintf("c%d", i), name, `{}`))
 	}
 	return tools, llm.ScriptToolCalls(cs...)
+}
+
+// repeated returns one tool t0 built with opts and n calls to it in one
+// response.
+func repeated(b *testing.B, n int, wait time.Duration, opts ...toolsets.Option) ([]toolsets.Tool, llm.Response) {
+	var cs []llm.ToolCall
+	for i := range n {
+		cs = append(cs, call(fmt.Sprintf("c%d", i), "t0", `{}`))
+	}
+	return []toolsets.Tool{benchTool(b, "t0", wait, opts...)}, llm.ScriptToolCalls(cs...)
+}
+
+// BenchmarkRepeatedTool measures one response with 8 calls of one tool that
+// waits 20 ms, on memstore: unflagged, the repeated name makes the batch
+// sequential (the seed's rule, about 8 × 20 ms); flagged
+// toolsets.WithConcurrentSafe, the calls run in parallel (about 20 ms):
+//
+//	go test -run '^$' -bench BenchmarkRepeatedTool -benchtime=50x .
+func BenchmarkRepeatedTool(b *testing.B) {
+	b.Run("unflagged", func(b *testing.B) {
+		tools, first := repeated(b, 8, 20*time.Millisecond)
+		benchRuns(b, false, tools, first)
+	})
+	b.Run("concurrent-safe", func(b *testing.B) {
+		tools, first := repeated(b, 8, 20*time.Millisecond, toolsets.WithConcurrentSafe(true))
+		benchRuns(b, false, tools, first)
+	})
 }
 
 // BenchmarkRun measures the runtime's own cost (scripted model, trivial or

@@ -14,9 +14,10 @@ import (
 	"github.com/weft-run/weft/toolsets"
 )
 
-// barrierTools returns n tools named t0..t(n-1) that wait until all n are
-// running at once (or until a generous fallback), recording concurrency.
-func barrierTools(t *testing.T, c *counter, n int, opts ...toolsets.Option) []toolsets.Tool {
+// barrierTools returns n tools named t0..t(n-1) whose calls wait until
+// meet calls are running at once (or until a generous fallback), recording
+// concurrency.
+func barrierTools(t *testing.T, c *counter, n, meet int, opts ...toolsets.Option) []toolsets.Tool {
 	all := make(chan struct{})
 	var tools []toolsets.Tool
 	for i := range n {
@@ -24,7 +25,7 @@ func barrierTools(t *testing.T, c *counter, n int, opts ...toolsets.Option) []to
 		tools = append(tools, tool(t, name, func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (any, error) {
 			c.enter(name)
 			defer c.leave()
-			if int(c.entered.Load()) == n {
+			if int(c.entered.Load()) == meet {
 				select {
 				case <-all:
 				default:
@@ -55,13 +56,17 @@ func TestScheduling(t *testing.T) {
 			calls: []llm.ToolCall{call("c0", "t1", `{}`), call("c1", "t0", `{}`)}},
 		{name: "repeated name", n: 2, wantMax: 1,
 			calls: []llm.ToolCall{call("c0", "t1", `{}`), call("c1", "t0", `{}`), call("c2", "t1", `{}`)}},
+		{name: "repeated concurrent-safe tool", n: 2, wantMax: 4, opts: []toolsets.Option{toolsets.WithConcurrentSafe(true)},
+			calls: []llm.ToolCall{call("c0", "t0", `{}`), call("c1", "t1", `{}`), call("c2", "t0", `{}`), call("c3", "t0", `{}`)}},
+		{name: "sequential wins over concurrent-safe", n: 2, wantMax: 1, opts: []toolsets.Option{toolsets.WithConcurrentSafe(true), toolsets.WithSequential(true)},
+			calls: []llm.ToolCall{call("c0", "t0", `{}`), call("c1", "t0", `{}`), call("c2", "t1", `{}`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newRuntime(t)
 			c := &counter{}
 			model := llm.NewScripted(llm.ScriptToolCalls(tt.calls...), llm.ScriptText("ok"))
-			a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: barrierTools(t, c, tt.n, tt.opts...)})
+			a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: barrierTools(t, c, tt.n, len(tt.calls), tt.opts...)})
 			res, err := a.Run(t.Context(), "go")
 			if err != nil || res.Status != weft.StatusCompleted {
 				t.Fatalf("Run = %+v, %v", res, err)
@@ -124,7 +129,7 @@ func TestToolCallLimitCheckedForBatch(t *testing.T) {
 	rt := newRuntime(t)
 	c := &counter{}
 	model := llm.NewScripted(llm.ScriptToolCalls(call("c0", "t0", `{}`), call("c1", "t1", `{}`), call("c2", "t2", `{}`)), llm.ScriptText("ok"))
-	a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: barrierTools(t, c, 3), Limits: weft.UsageLimits{ToolCalls: weft.AtMost(2)}})
+	a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: barrierTools(t, c, 3, 3), Limits: weft.UsageLimits{ToolCalls: weft.AtMost(2)}})
 	res, err := a.Run(t.Context(), "go")
 	var re *weft.RunError
 	if !errors.As(err, &re) || re.Kind != "usage_limit_exceeded" || res.Status != weft.StatusFailed {

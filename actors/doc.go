@@ -40,8 +40,9 @@
 //     (output_rejected) and the fold turns it into a retry prompt.
 //   - Scheduler actor (one per tool batch, a child of the session actor):
 //     sends the calls to tool actors, in parallel by default, one at a time
-//     in model order when a called tool is sequential or a tool name
-//     repeats in the response; forwards the tool reports to the session as
+//     in model order when a called tool is sequential or a tool that is
+//     not concurrent-safe repeats in the response (sequentialBatch decides);
+//     forwards the tool reports to the session as
 //     they arrive. The session appends tool.returned as each call finishes
 //     and hands the returns to the model in model order.
 //   - Tool actor (one per host, which serves weft.node.<node id>.tool.*):

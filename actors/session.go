@@ -692,7 +692,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			for _, q := range reqs {
 				m.inFlight[q.CallID] = true
 			}
-			b := &scheduleBatch{runID: r.ID, calls: reqs, sequential: sequentialBatch(m.prep, r.Batch)}
+			b := &scheduleBatch{runID: r.ID, calls: reqs, sequential: sequentialBatch(batchTools(r.Batch), m.prep.Registry.Lookup)}
 			m.scheduler, m.batch = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: a.h, batch: b} }, a.h.props...)), b
 			return
 		}
@@ -746,22 +746,6 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 	}
 	evs = append(evs, newRecord(events.TypeRunWaiting, a.id, r.ID, "", events.RunWaiting{Reason: reason, ToolCallIDs: ids}))
 	_ = a.appendSteps(evs...)
-}
-
-// sequentialBatch reports whether the batch runs in model order: a called
-// tool is sequential, or a tool name appears more than once.
-func sequentialBatch(prep *Prepared, batch []*CallState) bool {
-	seen := make(map[string]bool, len(batch))
-	for _, cs := range batch {
-		if seen[cs.Tool] {
-			return true
-		}
-		seen[cs.Tool] = true
-		if def, ok := prep.Registry.Lookup(cs.Tool); ok && def.Sequential {
-			return true
-		}
-	}
-	return false
 }
 
 // policyReturn is the return of a call the agent's approval policy stops

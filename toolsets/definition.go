@@ -57,7 +57,7 @@ func (v *Visibility) UnmarshalText(b []byte) error {
 
 // Definition describes a tool: what the model sees (name, description,
 // parameters, strict, metadata) and the runtime policy the registry applies
-// (sequential, timeout, retry budget, visibility).
+// (sequential, concurrent-safe, timeout, retry budget, visibility).
 //
 // Zero Timeout and nil MaxRetries mean "not set here": the registry falls
 // back to the toolset's value, then its own default (see [Registry]).
@@ -73,6 +73,15 @@ type Definition struct {
 	// Sequential makes the tool run in model-returned order rather than in
 	// parallel with other calls.
 	Sequential bool `json:"sequential,omitempty"`
+	// ConcurrentSafe says the tool may run concurrently with itself: it
+	// only reads, or it is idempotent (an MCP tool's readOnlyHint, the
+	// read tools of environment toolsets). The seed makes a batch in which
+	// one tool name appears more than once run sequentially, to keep
+	// repeated writes in order; repeated calls of a ConcurrentSafe tool
+	// run in parallel instead. A batch keeps the seed's order when any
+	// called tool is Sequential (Sequential wins over ConcurrentSafe) or
+	// any repeated tool is not ConcurrentSafe.
+	ConcurrentSafe bool `json:"concurrent_safe,omitempty"`
 	// Metadata is model-facing metadata ({"risk": "network"}).
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Timeout bounds each attempt; 0 inherits.

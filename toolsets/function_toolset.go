@@ -11,10 +11,11 @@ import (
 // defaults. Build it with [NewFunction]; add tools with [Add] (functions
 // that take the [ToolContext]) and [AddPlain] (functions that do not).
 //
-// Its defaults (metadata, strict, sequential, timeout, max retries) apply
-// to each added tool unless the tool sets its own: metadata is merged under
-// the tool's keys; strict and sequential apply when the tool did not pass
-// [WithStrict] / [WithSequential]; timeout and max retries are the
+// Its defaults (metadata, strict, sequential, concurrent-safe, timeout,
+// max retries) apply to each added tool unless the tool sets its own:
+// metadata is merged under the tool's keys; strict, sequential and
+// concurrent-safe apply when the tool did not pass [WithStrict] /
+// [WithSequential] / [WithConcurrentSafe]; timeout and max retries are the
 // toolset-level step of the registry's precedence. It is safe for
 // concurrent use.
 type FunctionToolset struct {
@@ -29,11 +30,11 @@ type FunctionToolset struct {
 var _ Toolset = (*FunctionToolset)(nil)
 
 // functionFields are the options [NewFunction] accepts.
-const functionFields = fID | fInstructions | fTimeout | fMaxRetries | fMetadata | fStrict | fSequential
+const functionFields = fID | fInstructions | fTimeout | fMaxRetries | fMetadata | fStrict | fSequential | fConcurrentSafe
 
 // NewFunction builds an empty function toolset named name. It accepts
 // [WithID], [WithInstructions], [WithMaxRetries], [WithTimeout],
-// [WithMetadata], [WithStrict] and [WithSequential].
+// [WithMetadata], [WithStrict], [WithSequential] and [WithConcurrentSafe].
 func NewFunction(name string, opts ...Option) (*FunctionToolset, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, fmt.Errorf("toolset: %w", err)
@@ -81,6 +82,9 @@ func addFunc[A, R any](fs *FunctionToolset, name string, fn func(context.Context
 	d := fs.defaults
 	if !t.explicit.has(fSequential) && d.has(fSequential) {
 		t.def.Sequential = d.sequential
+	}
+	if !t.explicit.has(fConcurrentSafe) && d.has(fConcurrentSafe) {
+		t.def.ConcurrentSafe = d.concurrent
 	}
 	if d.has(fMetadata) {
 		merged := maps.Clone(d.metadata)

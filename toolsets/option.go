@@ -28,13 +28,14 @@ const (
 	fVisibility
 	fID
 	fInstructions
+	fConcurrentSafe
 )
 
 var fieldNames = map[field]string{
 	fDescription: "WithDescription", fSchema: "WithSchema", fStrict: "WithStrict",
 	fSequential: "WithSequential", fMetadata: "WithMetadata", fTimeout: "WithTimeout",
 	fMaxRetries: "WithMaxRetries", fVisibility: "WithVisibility", fID: "WithID",
-	fInstructions: "WithInstructions",
+	fInstructions: "WithInstructions", fConcurrentSafe: "WithConcurrentSafe",
 }
 
 type settings struct {
@@ -43,6 +44,7 @@ type settings struct {
 	schema       any
 	strict       bool
 	sequential   bool
+	concurrent   bool
 	metadata     map[string]any
 	timeout      time.Duration
 	maxRetries   int
@@ -61,7 +63,7 @@ func (s *settings) apply(opts []Option, allowed field, what string) error {
 		}
 	}
 	var errs []error
-	for f := fDescription; f <= fInstructions; f <<= 1 {
+	for f := fDescription; f <= fConcurrentSafe; f <<= 1 {
 		if s.has(f) && allowed&f == 0 {
 			errs = append(errs, fmt.Errorf("%w: %s does not apply to %s", ErrInvalidDefinition, fieldNames[f], what))
 		}
@@ -99,6 +101,15 @@ func WithStrict(strict bool) Option {
 // model-returned order.
 func WithSequential(sequential bool) Option {
 	return func(s *settings) { s.sequential, s.set = sequential, s.set|fSequential }
+}
+
+// WithConcurrentSafe marks a tool (or every tool of a function toolset)
+// safe to run concurrently with itself: it only reads, or it is
+// idempotent. Calls of such a tool that appear more than once in one model
+// response run in parallel instead of making the batch sequential; see
+// [Definition.ConcurrentSafe].
+func WithConcurrentSafe(safe bool) Option {
+	return func(s *settings) { s.concurrent, s.set = safe, s.set|fConcurrentSafe }
 }
 
 // WithMetadata sets model-facing metadata. On a function toolset it is

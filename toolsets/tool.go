@@ -23,7 +23,7 @@ type Tool interface {
 }
 
 // toolFields are the options a tool constructor accepts.
-const toolFields = fDescription | fSchema | fStrict | fSequential | fMetadata | fTimeout | fMaxRetries | fVisibility
+const toolFields = fDescription | fSchema | fStrict | fSequential | fConcurrentSafe | fMetadata | fTimeout | fMaxRetries | fVisibility
 
 // funcTool is a tool built from a typed Go function.
 type funcTool[A, R any] struct {
@@ -68,13 +68,14 @@ func newFuncTool[A, R any](name string, fn func(context.Context, *ToolContext, A
 		return fail(fmt.Errorf("%w: the ToolContext is not an argument; take it as the parameter before the arguments (NewContextFunc, Add)", ErrInvalidDefinition))
 	}
 	def := Definition{
-		Name:        name,
-		Description: s.description,
-		Strict:      s.strict,
-		Sequential:  s.sequential,
-		Metadata:    s.metadata,
-		Timeout:     s.timeout,
-		Visibility:  s.visibility,
+		Name:           name,
+		Description:    s.description,
+		Strict:         s.strict,
+		Sequential:     s.sequential,
+		ConcurrentSafe: s.concurrent,
+		Metadata:       s.metadata,
+		Timeout:        s.timeout,
+		Visibility:     s.visibility,
 	}
 	if s.has(fMaxRetries) {
 		n := s.maxRetries

@@ -143,3 +143,41 @@ func TestInstructionsDeduplicated(t *testing.T) {
 		t.Errorf("registry instructions (-want +got):\n%s", diff)
 	}
 }
+
+// A function toolset's WithConcurrentSafe is the default of its tools; a
+// tool's own option wins.
+func TestFunctionToolsetConcurrentSafeDefault(t *testing.T) {
+	tests := []struct {
+		name    string
+		toolset []toolsets.Option
+		tool    []toolsets.Option
+		want    bool
+	}{
+		{name: "no option", want: false},
+		{name: "toolset default", toolset: []toolsets.Option{toolsets.WithConcurrentSafe(true)}, want: true},
+		{name: "tool overrides the default", toolset: []toolsets.Option{toolsets.WithConcurrentSafe(true)}, tool: []toolsets.Option{toolsets.WithConcurrentSafe(false)}, want: false},
+		{name: "tool only", tool: []toolsets.Option{toolsets.WithConcurrentSafe(true)}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs, err := toolsets.NewFunction("reads", tt.toolset...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := toolsets.AddPlain(fs, "read", echo[noArgs], tt.tool...); err != nil {
+				t.Fatal(err)
+			}
+			reg := toolsets.NewRegistry()
+			if err := reg.AddToolset(t.Context(), fs); err != nil {
+				t.Fatal(err)
+			}
+			d, _ := reg.Lookup("read")
+			if d.ConcurrentSafe != tt.want {
+				t.Errorf("ConcurrentSafe = %v, want %v", d.ConcurrentSafe, tt.want)
+			}
+		})
+	}
+	if _, err := toolsets.New("static", nil, toolsets.WithConcurrentSafe(true)); !errors.Is(err, toolsets.ErrInvalidDefinition) {
+		t.Errorf("New with WithConcurrentSafe: %v, want ErrInvalidDefinition", err)
+	}
+}
