@@ -93,15 +93,25 @@ func TestToolsetsPerAgentAndPerRun(t *testing.T) {
 	}
 }
 
+// Issue 11 point 11: a preparation that offers one tool name twice fails
+// the later toolset (toolset.failed naming both owners) and the run; the
+// log never shows the later toolset as initialized.
 func TestDuplicateToolNamesFailPreparation(t *testing.T) {
 	tests := []struct {
-		name    string
-		agent   []string // toolset names at the agent
-		perRun  bool
-		wantErr string
+		name       string
+		loose      bool     // the agent has its own tool "lookup"
+		agent      []string // toolset names at the agent
+		perRun     bool
+		wantInit   []string // toolset.initialized
+		wantFailed string   // the toolset of the toolset.failed
+		wantNames  []string // what the failure names
 	}{
-		{name: "two agent toolsets", agent: []string{"one", "two"}, wantErr: "lookup"},
-		{name: "agent and run toolset", agent: []string{"one"}, perRun: true, wantErr: "lookup"},
+		{name: "two agent toolsets", agent: []string{"one", "two"},
+			wantInit: []string{"one"}, wantFailed: "two", wantNames: []string{`"lookup"`, `toolset "one"`, `toolset "two"`}},
+		{name: "agent and run toolset", agent: []string{"one"}, perRun: true,
+			wantInit: []string{"one"}, wantFailed: "run_tools", wantNames: []string{`"lookup"`, `toolset "one"`, `toolset "run_tools"`}},
+		{name: "the agent's own tool and a toolset", loose: true, agent: []string{"one"},
+			wantFailed: "one", wantNames: []string{`"lookup"`, "the agent's own tools", `toolset "one"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,15 +120,53 @@ func TestDuplicateToolNamesFailPreparation(t *testing.T) {
 			for _, n := range tt.agent {
 				tss = append(tss, staticToolset(t, n, okTool(t, "lookup", nil)))
 			}
-			a := newAgent(t, rt, weft.AgentConfig{Model: llm.AlwaysText("never"), Toolsets: tss})
+			cfg := weft.AgentConfig{Model: llm.AlwaysText("never"), Toolsets: tss}
+			if tt.loose {
+				cfg.Tools = []toolsets.Tool{okTool(t, "lookup", nil)}
+			}
+			sess := newAgent(t, rt, cfg).NewSession()
 			var opts []weft.RunOption
 			if tt.perRun {
 				opts = append(opts, weft.WithToolsets(staticToolset(t, "run_tools", okTool(t, "lookup", nil))))
 			}
-			res, err := a.Run(t.Context(), "go", opts...)
+			res, err := sess.Run(t.Context(), "go", opts...)
 			var re *weft.RunError
-			if !errors.As(err, &re) || re.Kind != "toolset_error" || !strings.Contains(re.Message, `"lookup"`) {
-				t.Fatalf("run = %+v, err %v; want a toolset_error naming \"lookup\"", res, err)
+			if !errors.As(err, &re) || re.Kind != "toolset_error" {
+				t.Fatalf("run = %+v, err %v; want a toolset_error", res, err)
+			}
+			for _, n := range tt.wantNames {
+				if !strings.Contains(re.Message, n) {
+					t.Errorf("run error %q does not name %s", re.Message, n)
+				}
+			}
+			var inits []string
+			var failed []events.ToolsetFailed
+			for _, ev := range runEvents(t, sess, res.RunID) {
+				switch ev.Type {
+				case events.TypeToolsetInitialized:
+					d, err := events.DecodeAs[events.ToolsetInitialized](ev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					inits = append(inits, d.Toolset)
+				case events.TypeToolsetFailed:
+					d, err := events.DecodeAs[events.ToolsetFailed](ev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					failed = append(failed, d)
+				}
+			}
+			if diff := cmp.Diff(tt.wantInit, inits); diff != "" {
+				t.Errorf("toolset.initialized (-want +got):\n%s", diff)
+			}
+			if len(failed) != 1 || failed[0].Toolset != tt.wantFailed {
+				t.Fatalf("toolset.failed = %+v; want one, of %q", failed, tt.wantFailed)
+			}
+			for _, n := range tt.wantNames {
+				if !strings.Contains(failed[0].Error.Message, n) {
+					t.Errorf("toolset.failed message %q does not name %s", failed[0].Error.Message, n)
+				}
 			}
 		})
 	}

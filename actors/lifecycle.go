@@ -147,12 +147,14 @@ var regCaches sync.Map // *AgentSpec → *regCache
 // (lcs, in the agent's order, then the run's own toolsets) and builds the
 // step's registry. It returns the step's lifecycle reports; an error fails
 // the run (a failed or timed-out step, an unavailable toolset under
-// FailWhenUnavailable, tools with the same name in two toolsets).
+// FailWhenUnavailable, a *ToolConflictError: tools with the same name in
+// two toolsets, whose later toolset's report becomes a failed one).
 func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.Lifecycle, tc *toolsets.ToolsetContext) (*Prepared, []toolsets.LifecycleReport, error) {
 	type prepared struct {
 		info toolsets.ToolsetInfo
 		prep toolsets.Preparation
 		rep  toolsets.LifecycleReport
+		at   int // the index of rep in reports
 	}
 	results := make([]prepared, len(lcs))
 	reports := make([]toolsets.LifecycleReport, 0, len(lcs))
@@ -163,13 +165,14 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 	for i, lc := range lcs {
 		info := lc.Toolset().Info()
 		p, rep, err := lc.Prepare(ctx, tc)
+		at := len(reports)
 		if rep.State != "" {
 			reports = append(reports, rep)
 		}
 		if err != nil {
 			return nil, reports, err
 		}
-		results[i] = prepared{info: info, prep: p, rep: rep}
+		results[i] = prepared{info: info, prep: p, rep: rep, at: at}
 		keys = append(keys, "toolset:"+info.Name, string(rep.State))
 		for _, t := range p.Tools {
 			keys = append(keys, t)
@@ -185,6 +188,40 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 	if cache.prep != nil && sameKeys(cache.keys, keys) {
 		return cache.prep, reports, nil
 	}
+	// (A cached inventory offers the same tools as a successful one: no
+	// conflict.) A name offered twice fails the later toolset's report
+	// and the run, naming both owners, before any registry is built.
+	looseNames := make([]string, len(spec.Tools))
+	for i, t := range spec.Tools {
+		looseNames[i] = t.Definition().Name
+	}
+	sets := make([]offered, len(results))
+	for i, r := range results {
+		sets[i].toolset = r.info.Name
+		for _, t := range r.prep.Tools {
+			sets[i].tools = append(sets[i].tools, t.Definition().Name)
+		}
+	}
+	if conflicts := toolConflicts(looseNames, sets); conflicts != nil {
+		var first error
+		for i, r := range results {
+			cerr := conflicts[i]
+			if cerr == nil {
+				continue
+			}
+			if first == nil {
+				first = cerr
+			}
+			failed := toolsets.LifecycleReport{Name: r.info.Name, ID: r.info.ID, State: toolsets.StateFailed,
+				ToolCount: len(r.prep.Tools), InstructionCount: len(r.prep.Instructions), Message: cerr.Error()}
+			if r.rep.State != "" {
+				reports[r.at] = failed
+			} else {
+				reports = append(reports, failed)
+			}
+		}
+		return nil, reports, first
+	}
 	var opts []toolsets.RegistryOption
 	if spec.MaxRetries != nil {
 		opts = append(opts, toolsets.WithDefaultMaxRetries(*spec.MaxRetries))
@@ -192,11 +229,11 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 	if spec.Timeout > 0 {
 		opts = append(opts, toolsets.WithDefaultTimeout(spec.Timeout))
 	}
-	sets := make([][]toolsets.Tool, len(results))
+	toolSets := make([][]toolsets.Tool, len(results))
 	for i := range results {
-		sets[i] = results[i].prep.Tools
+		toolSets[i] = results[i].prep.Tools
 	}
-	policyLoose, gated, err := approvalStep(spec, lcs, spec.Tools, sets)
+	policyLoose, gated, err := approvalStep(spec, lcs, spec.Tools, toolSets)
 	if err != nil {
 		return nil, reports, err
 	}
@@ -210,7 +247,7 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 		return nil, reports, fmt.Errorf("register tools: %w", err)
 	}
 	for i, r := range results {
-		r.prep.Tools = sets[i]
+		r.prep.Tools = toolSets[i]
 		out.Order = append(out.Order, r.info.Name)
 		if r.rep.State == toolsets.StateUnavailable {
 			out.Failed[r.info.Name] = r.rep.Message
