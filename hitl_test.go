@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/replay"
 	"github.com/weft-run/weft/toolsets"
@@ -180,23 +183,54 @@ func TestLoosePolicyCoversLooseTools(t *testing.T) {
 	}
 }
 
+// Issue 11 point 12: a refused resume changes nothing and runs nothing,
+// answers with a typed error, and is recorded as decision.refused saying
+// who tried what and why.
 func TestResumeErrors(t *testing.T) {
+	approveAll := func(res *weft.Result, by string) []weft.Decision {
+		var ds []weft.Decision
+		for _, p := range res.Pending.Approvals {
+			ds = append(ds, weft.Approve(p.ID, by, nil))
+		}
+		return ds
+	}
 	tests := []struct {
-		name      string
+		name string
+		// before runs before the refused resume (nil: none); it returns
+		// the result the run waits with.
+		before    func(t *testing.T, sess *weft.Session, res *weft.Result) *weft.Result
 		decisions []weft.Decision
 		want      error
+		code      string
 	}{
-		{name: "unknown id", decisions: []weft.Decision{weft.Approve("a", "u", nil), weft.Approve("b", "u", nil), weft.Approve("zzz", "u", nil)}, want: weft.ErrUnknownDecision},
-		{name: "duplicate", decisions: []weft.Decision{weft.Approve("a", "u", nil), weft.Deny("a", "u", "no"), weft.Approve("b", "u", nil)}, want: weft.ErrDuplicateDecision},
-		{name: "missing", decisions: []weft.Decision{weft.Approve("a", "u", nil)}, want: weft.ErrMissingDecisions},
-		{name: "wrong kind", decisions: []weft.Decision{weft.Complete("a", "u", 1), weft.Approve("b", "u", nil)}, want: weft.ErrWrongDecision},
-		{name: "bad reviewed args", decisions: []weft.Decision{weft.Approve("a", "u", json.RawMessage(`[1]`)), weft.Approve("b", "u", nil)}, want: weft.ErrWrongDecision},
+		{name: "unknown id", decisions: []weft.Decision{weft.Approve("a", "mallory", nil), weft.Approve("b", "mallory", nil), weft.Approve("zzz", "mallory", nil)},
+			want: weft.ErrUnknownDecision, code: "unknown_decision"},
+		{name: "a call of another session", decisions: []weft.Decision{weft.Approve("a", "mallory", nil), weft.Approve("b", "mallory", nil), weft.Approve("other_1", "mallory", nil)},
+			want: weft.ErrUnknownDecision, code: "unknown_decision"},
+		{name: "duplicate", decisions: []weft.Decision{weft.Approve("a", "mallory", nil), weft.Deny("a", "mallory", "no"), weft.Approve("b", "mallory", nil)},
+			want: weft.ErrDuplicateDecision, code: "duplicate_decision"},
+		{name: "missing decisions for the batch", decisions: []weft.Decision{weft.Approve("a", "mallory", nil)},
+			want: weft.ErrMissingDecisions, code: "missing_decisions"},
+		{name: "wrong kind", decisions: []weft.Decision{weft.Complete("a", "mallory", 1), weft.Approve("b", "mallory", nil)},
+			want: weft.ErrWrongDecision, code: "wrong_decision"},
+		{name: "reviewed arguments not an object", decisions: []weft.Decision{weft.Approve("a", "mallory", json.RawMessage(`[1]`)), weft.Approve("b", "mallory", nil)},
+			want: weft.ErrWrongDecision, code: "wrong_decision"},
+		{name: "reviewed arguments that fail the tool's schema", decisions: []weft.Decision{weft.Approve("a", "mallory", json.RawMessage(`{"env":"prod"}`)), weft.Approve("b", "mallory", nil)},
+			want: weft.ErrWrongDecision, code: "wrong_decision"},
+		{name: "already decided", decisions: []weft.Decision{weft.Approve("a", "mallory", nil), weft.Approve("c", "mallory", nil)},
+			before: func(t *testing.T, sess *weft.Session, res *weft.Result) *weft.Result {
+				res, err := sess.Resume(t.Context(), approveAll(res, "alice")...)
+				if err != nil || len(res.Pending.Approvals) != 1 || res.Pending.Approvals[0].ID != "c" {
+					t.Fatalf("Resume = %+v, %v; want the run waiting for c", res, err)
+				}
+				return res
+			},
+			want: actors.ErrAlreadyDecided, code: "already_decided"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newRuntime(t)
 			var runs atomic.Int32
-			m2 := llm.NewScripted(llm.ScriptToolCalls(call("a", "deploy", `{}`), call("b", "deploy2", `{}`)), llm.ScriptText("ok"))
 			d2 := tool(t, "deploy2", func(ctx context.Context, tc *toolsets.ToolContext, _ noArgs) (any, error) {
 				if tc.Approval == nil {
 					return nil, toolsets.ApprovalRequired("again", nil)
@@ -204,23 +238,152 @@ func TestResumeErrors(t *testing.T) {
 				runs.Add(1)
 				return "ok", nil
 			})
+			m2 := llm.NewScripted(llm.ScriptToolCalls(call("a", "deploy", `{}`), call("b", "deploy2", `{}`)), llm.ScriptToolCalls(call("c", "deploy", `{}`)), llm.ScriptText("ok"))
 			sess := newAgent(t, rt, weft.AgentConfig{Model: m2, Tools: []toolsets.Tool{deployTool(t, &runs), d2}}).NewSession()
 			res, err := sess.Run(t.Context(), "go")
 			if err != nil || len(res.Pending.Approvals) != 2 {
 				t.Fatalf("Run = %+v, %v", res, err)
 			}
-			before := len(streamEvents(t, rt, sess.ID()))
-			_, err = sess.Resume(t.Context(), tt.decisions...)
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("Resume error = %v, want %v", err, tt.want)
+			// Another session waits for its own call other_1.
+			var otherRuns atomic.Int32
+			otherAgent, err := rt.NewAgent("other", weft.AgentConfig{Model: llm.NewScripted(llm.ScriptToolCalls(call("other_1", "deploy", `{}`)), llm.ScriptText("ok")),
+				Tools: []toolsets.Tool{deployTool(t, &otherRuns)}})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if runs.Load() != 0 || len(streamEvents(t, rt, sess.ID())) != before {
-				t.Errorf("a refused resume changed something")
+			other := otherAgent.NewSession()
+			if res, err := other.Run(t.Context(), "go"); err != nil || len(res.Pending.Approvals) != 1 {
+				t.Fatalf("other Run = %+v, %v", res, err)
+			}
+			otherBefore := streamEvents(t, rt, other.ID())
+			if tt.before != nil {
+				res = tt.before(t, sess, res)
+			}
+			ran := runs.Load()
+			before := streamEvents(t, rt, sess.ID())
+
+			_, err = sess.Resume(t.Context(), tt.decisions...)
+			var ce *actors.CommandError
+			if !errors.Is(err, tt.want) || !errors.As(err, &ce) || ce.Code != tt.code {
+				t.Fatalf("Resume error = %v, want %v (code %s)", err, tt.want, tt.code)
+			}
+			if runs.Load() != ran || otherRuns.Load() != 0 {
+				t.Errorf("a refused resume ran a tool")
+			}
+			after := streamEvents(t, rt, sess.ID())
+			if len(after) != len(before)+1 {
+				t.Fatalf("a refused resume appended %v; want one decision.refused", types(after[len(before):]))
+			}
+			ev := after[len(before)]
+			d, err := events.DecodeAs[events.DecisionRefused](ev)
+			if err != nil || ev.Type != events.TypeDecisionRefused {
+				t.Fatalf("appended %s: %v", ev.Type, err)
+			}
+			if ev.RunID != res.RunID || d.Code != tt.code || d.Message == "" {
+				t.Errorf("decision.refused run %q code %q message %q; want run %q code %q and a message", ev.RunID, d.Code, d.Message, res.RunID, tt.code)
+			}
+			var want []events.RefusedDecision
+			for _, x := range tt.decisions {
+				rd := events.RefusedDecision{ID: x.ID, Action: string(x.Action), By: x.By, Reason: x.Reason, Arguments: x.Arguments}
+				if len(x.Result) > 0 {
+					rd.Result = x.Result
+				}
+				want = append(want, rd)
+			}
+			if diff := cmp.Diff(want, d.Decisions); diff != "" {
+				t.Errorf("refused decisions (-want +got):\n%s", diff)
+			}
+			if got := streamEvents(t, rt, other.ID()); len(got) != len(otherBefore) {
+				t.Errorf("the other session's log changed: %v", types(got[len(otherBefore):]))
 			}
 			// The run still waits and can be resumed properly.
-			res, err = sess.Resume(t.Context(), weft.Approve("a", "u", nil), weft.Approve("b", "u", nil))
-			if err != nil || res.Status != weft.StatusCompleted || runs.Load() != 2 {
-				t.Fatalf("Resume = %+v, %v, runs %d", res, err, runs.Load())
+			for res.Status == weft.StatusWaiting {
+				if res, err = sess.Resume(t.Context(), approveAll(res, "alice")...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if res.Status != weft.StatusCompleted || runs.Load() != 3 {
+				t.Fatalf("Resume = %+v, runs %d; want completed after 3 runs", res, runs.Load())
+			}
+		})
+	}
+}
+
+// Reviewed arguments are checked against the tool's schema also when the
+// run's tools are not prepared on the node that gets the decision (here a
+// runtime started again on the same store): the resume waits while they
+// are prepared, from the agent's own tools or from a toolset.
+func TestReviewedArgumentsCheckedAfterRestart(t *testing.T) {
+	type envArgs struct {
+		Env string `json:"env"`
+	}
+	for _, inToolset := range []bool{false, true} {
+		t.Run(map[bool]string{false: "agent tool", true: "toolset tool"}[inToolset], func(t *testing.T) {
+			store := memstore.New()
+			t.Cleanup(func() { store.Close() })
+			var ran []string
+			var mu sync.Mutex
+			model := llm.NewScripted(llm.ScriptToolCalls(call("d1", "deploy", `{"env":"prod"}`)), llm.ScriptText("ok"))
+			config := func(t *testing.T) weft.AgentConfig {
+				deploy, err := toolsets.NewContextFunc("deploy", func(_ context.Context, tc *toolsets.ToolContext, a envArgs) (string, error) {
+					if tc.Approval == nil {
+						return "", toolsets.ApprovalRequired("deploy "+a.Env, nil)
+					}
+					mu.Lock()
+					ran = append(ran, a.Env)
+					mu.Unlock()
+					return "deployed to " + a.Env, nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := weft.AgentConfig{Model: model}
+				if inToolset {
+					cfg.Toolsets = []toolsets.Toolset{staticToolset(t, "ops", deploy)}
+				} else {
+					cfg.Tools = []toolsets.Tool{deploy}
+				}
+				return cfg
+			}
+			start := func() (*weft.Runtime, *weft.Agent) {
+				rt, err := weft.Start(t.Context(), weft.Config{Store: store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { rt.Close() })
+				a, err := rt.NewAgent("deployer", config(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rt, a
+			}
+			rt1, a1 := start()
+			sess := a1.NewSession()
+			res, err := sess.Run(t.Context(), "go")
+			if err != nil || res.Status != weft.StatusWaiting {
+				t.Fatalf("Run = %+v, %v", res, err)
+			}
+			if err := rt1.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rt2, a2 := start()
+			sess = a2.Session(sess.ID())
+			_, err = sess.Resume(t.Context(), weft.Approve("d1", "mallory", json.RawMessage(`{"env":7}`)))
+			if !errors.Is(err, weft.ErrWrongDecision) {
+				t.Fatalf("Resume with arguments that fail the schema: %v, want ErrWrongDecision", err)
+			}
+			evs := streamEvents(t, rt2, sess.ID())
+			if last := evs[len(evs)-1]; last.Type != events.TypeDecisionRefused {
+				t.Fatalf("last event %s, want decision.refused", last.Type)
+			}
+			res, err = sess.Resume(t.Context(), weft.Approve("d1", "alice", json.RawMessage(`{"env":"staging"}`)))
+			if err != nil || res.Status != weft.StatusCompleted {
+				t.Fatalf("Resume = %+v, %v", res, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if d := cmp.Diff([]string{"staging"}, ran); d != "" {
+				t.Errorf("runs (-want +got):\n%s", d)
 			}
 		})
 	}

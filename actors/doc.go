@@ -107,9 +107,15 @@
 //
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,
-// unknown_decision, duplicate_decision, missing_decisions, wrong_decision,
-// bad_command, internal, session_owned, unavailable; each matches its Err…
-// sentinel (CommandError). unavailable (ErrUnavailable, which also matches
+// unknown_decision, duplicate_decision, already_decided, missing_decisions,
+// wrong_decision, bad_command, internal, session_owned, unavailable; each
+// matches its Err… sentinel (CommandError). A resume refused with one of
+// unknown_run, not_waiting, unknown_decision, duplicate_decision,
+// already_decided, missing_decisions or wrong_decision changes nothing and
+// runs nothing, and is recorded as decision.refused (the decisions as
+// sent, the code and the message) before the refusal is answered; when
+// that record cannot be appended, the caller gets the append's error
+// (unavailable, session_owned) instead and retries. unavailable (ErrUnavailable, which also matches
 // ErrInternal) means the session's event store or lease bucket failed for
 // a moment (JetStream restarting, a timeout): the command was not carried
 // out, nothing was recorded, and the caller retries it. A session actor
@@ -125,9 +131,12 @@
 // answered as done: retrying a start is idempotent.
 //
 // A Decision is {"id","action":"approve"|"deny"|"complete"|"fail","by",
-// "reason","arguments" (reviewed arguments of an approval, a JSON object),
-// "result" (a completed deferred call's value, or a failed one's details:
-// the failed return's content is then {"error","details"})}.
+// "reason","arguments" (reviewed arguments of an approval, a JSON object
+// that must fit the tool's parameters schema: a resume whose run's tools are
+// not prepared on this node, after a restart or a takeover, waits while
+// they are prepared to check them), "result" (a completed deferred call's
+// value, or a failed one's details: the failed return's content is then
+// {"error","details"})}.
 //
 // # The loop
 //

@@ -24,10 +24,15 @@ var (
 	ErrUnknownDecision = errors.New("actors: decision for an unknown pending item")
 	// ErrDuplicateDecision: two decisions name the same pending item.
 	ErrDuplicateDecision = errors.New("actors: duplicate decision")
+	// ErrAlreadyDecided: a decision names a call of the run that was
+	// already decided (approved, denied, completed or failed) and is not
+	// pending again.
+	ErrAlreadyDecided = errors.New("actors: item already decided")
 	// ErrMissingDecisions: a resume leaves pending items undecided.
 	ErrMissingDecisions = errors.New("actors: pending items without a decision")
 	// ErrWrongDecision: the decision does not fit the item (approve on a
-	// deferred call, complete on an approval), or is malformed.
+	// deferred call, complete on an approval), or is malformed, or its
+	// reviewed arguments do not fit the tool's parameters schema.
 	ErrWrongDecision = errors.New("actors: decision does not fit the pending item")
 	// ErrBadCommand: a command body could not be decoded or is invalid.
 	ErrBadCommand = errors.New("actors: bad command")
@@ -52,6 +57,7 @@ var codes = map[string]error{
 	"run_ended":          ErrRunEnded,
 	"unknown_decision":   ErrUnknownDecision,
 	"duplicate_decision": ErrDuplicateDecision,
+	"already_decided":    ErrAlreadyDecided,
 	"missing_decisions":  ErrMissingDecisions,
 	"wrong_decision":     ErrWrongDecision,
 	"bad_command":        ErrBadCommand,

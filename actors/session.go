@@ -24,6 +24,9 @@ type command struct {
 	verb string
 	data []byte
 	msg  *nats.Msg
+	// held: a resume that waited once for its run's tools to be prepared
+	// (see holdResume); it is not held again.
+	held bool
 }
 
 // advance asks the session actor to carry its active run on (recovery).
@@ -72,6 +75,9 @@ type sessionActor struct {
 	// down: an append found another writer's events (the fence); the
 	// actor stands down and appends nothing more (see "Ownership").
 	down bool
+	// held are resumes waiting for their run's tools to be prepared, to
+	// check reviewed arguments (see holdResume).
+	held []*command
 }
 
 // runMem is what the actor keeps in memory about the active run, beside
@@ -169,6 +175,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 			a.advance(c)
 		}
 	case *actor.Stopping:
+		a.refuseHeld()
 		a.endRun(errors.New("session stopped"))
 	}
 }
@@ -492,6 +499,7 @@ func (a *sessionActor) prepare(c actor.Context, m *runMem, step int) {
 }
 
 func (a *sessionActor) onPrepared(c actor.Context, p *preparedReply) {
+	defer a.releaseHeld(c)
 	m := a.run
 	if m == nil || m.id != p.runID {
 		return
@@ -880,6 +888,9 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 			refuse(ErrBadCommand, "decode resume: %v", err)
 			return
 		}
+		if a.holdResume(c, cmd, b) {
+			return // answered once the run's tools are prepared
+		}
 		runID, err = a.resume(b)
 	case VerbCancel:
 		var b CancelCommand
@@ -936,125 +947,6 @@ func (a *sessionActor) start(b StartCommand) (string, error) {
 	rec := newRecord(events.TypeRunStarted, a.id, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input, Metadata: meta})
 	rec.extra = b.Prompt
 	return b.RunID, a.append(rec)
-}
-
-func (a *sessionActor) resume(b ResumeCommand) (string, error) {
-	r := a.st.Run(b.RunID)
-	if b.RunID == "" {
-		r = a.st.ActiveRun()
-	}
-	if r == nil {
-		return "", commandError(VerbResume, a.id, ErrUnknownRun, "no run %q", b.RunID)
-	}
-	if r.Status != StatusWaiting {
-		return "", commandError(VerbResume, a.id, ErrNotWaiting, "run %q is %s", r.ID, r.Status)
-	}
-	evs, err := decisionEvents(a.id, r, b.Decisions)
-	if err != nil {
-		return "", err
-	}
-	if a.run != nil {
-		a.run.prep, a.run.last = nil, nil // a resumed run re-prepares its toolsets
-	}
-	return r.ID, a.append(evs...)
-}
-
-// decisionEvents checks decisions against the pending items of r (one
-// decision for each, fitting its kind) and returns the events that record
-// them and resume the run: approval.decided / deferred.resolved, run.resumed,
-// then tool.returned for denied and resolved calls. Nothing is returned on
-// error.
-func decisionEvents(session string, r *RunState, ds []Decision) ([]record, error) {
-	pending := r.Pending()
-	kinds := make(map[string]PendingKind, len(pending))
-	for _, p := range pending {
-		kinds[p.ID] = p.Kind
-	}
-	byID := make(map[string]Decision, len(ds))
-	for _, d := range ds {
-		k, ok := kinds[d.ID]
-		switch {
-		case !ok:
-			return nil, commandError(VerbResume, session, ErrUnknownDecision, "no pending item %q", d.ID)
-		case byID[d.ID].ID != "":
-			return nil, commandError(VerbResume, session, ErrDuplicateDecision, "two decisions for %q", d.ID)
-		}
-		switch {
-		case k == PendingApproval && d.Action != ActionApprove && d.Action != ActionDeny,
-			k == PendingDeferred && d.Action != ActionComplete && d.Action != ActionFail:
-			return nil, commandError(VerbResume, session, ErrWrongDecision, "%q is a pending %s; %q does not apply", d.ID, k, d.Action)
-		case len(d.Arguments) > 0 && (!json.Valid(d.Arguments) || firstByte(d.Arguments) != '{'):
-			return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q are not a JSON object", d.ID)
-		case len(d.Result) > 0 && !json.Valid(d.Result):
-			return nil, commandError(VerbResume, session, ErrWrongDecision, "result of %q is not JSON", d.ID)
-		}
-		byID[d.ID] = d
-	}
-	var missing []string
-	for _, p := range pending {
-		if _, ok := byID[p.ID]; !ok {
-			missing = append(missing, p.ID)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, commandError(VerbResume, session, ErrMissingDecisions, "no decision for %v", missing)
-	}
-	var evs, returns []record
-	ids := make([]string, 0, len(pending))
-	for _, p := range pending {
-		d := byID[p.ID]
-		cs := r.call(p.ID)
-		ids = append(ids, p.ID)
-		switch d.Action {
-		case ActionApprove, ActionDeny:
-			evs = append(evs, newRecord(events.TypeApprovalDecided, session, r.ID, p.ID, events.ApprovalDecided{Approved: d.Action == ActionApprove, By: d.By, Reason: d.Reason, Arguments: d.Arguments}))
-			if d.Action == ActionDeny {
-				msg := "The call was denied"
-				if d.By != "" {
-					msg += " by " + d.By
-				}
-				if d.Reason != "" {
-					msg += ": " + d.Reason
-				}
-				returns = append(returns, returnedEvent(session, r.ID, controlReturn(cs, toolsets.KindFeedback, &toolsets.Control{Message: msg + ".", Reason: d.Reason})))
-			}
-		case ActionComplete:
-			ret := toolsets.Return{CallID: cs.ID, ToolName: cs.Tool, Kind: toolsets.KindSuccess, Success: true, Content: slices.Clone(d.Result), Attempts: 1, MaxAttempts: 1}
-			if len(ret.Content) == 0 {
-				ret.Content = json.RawMessage("null")
-			}
-			b, _ := json.Marshal(&ret)
-			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By}))
-			returns = append(returns, returnedEvent(session, r.ID, ret))
-		case ActionFail:
-			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
-			if len(d.Result) > 0 {
-				// A failure with details: the model sees both.
-				ret.Content, _ = json.Marshal(failedDeferred{Error: ret.Control.Message, Details: slices.Clone(d.Result)})
-			}
-			b, _ := json.Marshal(&ret)
-			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
-			returns = append(returns, returnedEvent(session, r.ID, ret))
-		}
-	}
-	evs = append(evs, newRecord(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
-	return append(evs, returns...), nil
-}
-
-// failedDeferred is the content of a deferred call failed with details
-// (a fail decision with a Result).
-type failedDeferred struct {
-	Error   string          `json:"error"`
-	Details json.RawMessage `json:"details"`
-}
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return c
-		}
-	}
-	return 0
 }
 
 func (a *sessionActor) cancel(b CancelCommand) (string, error) {

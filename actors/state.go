@@ -97,6 +97,10 @@ type RunState struct {
 	// while that response's usage.snapshot is not recorded yet; nil
 	// otherwise.
 	UsageDue *events.Usage
+	// Decided holds the last decision recorded in this run for each call
+	// id (approval.decided, deferred.resolved), for refusing a decision on
+	// an item that was decided already.
+	Decided map[string]*Decision
 	// Retries counts the model retries used per tool in this run.
 	Retries map[string]int
 	// RetryExceeded names a tool whose model-retry budget is spent.
@@ -290,6 +294,11 @@ func (s *SessionState) apply(rec record) error {
 		s.Active = r.ID
 		return nil
 	}
+	if ev.Type == events.TypeDecisionRefused {
+		// A refused resume changed nothing; it may name no run, or one
+		// the session does not have.
+		return nil
+	}
 	r := s.Runs[ev.RunID]
 	if r == nil {
 		return fmt.Errorf("%w: %q", ErrUnknownRun, ev.RunID)
@@ -403,6 +412,7 @@ func (s *SessionState) apply(rec record) error {
 			act = ActionApprove
 		}
 		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Reason: d.Reason, Arguments: d.Arguments}
+		r.decided(c.Decision)
 	case events.TypeDeferredResolved:
 		d, err := decode[events.DeferredResolved](rec)
 		if err != nil {
@@ -417,6 +427,7 @@ func (s *SessionState) apply(rec record) error {
 			act = ActionFail
 		}
 		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Result: d.Return}
+		r.decided(c.Decision)
 	case events.TypeRunResumed:
 		r.Status = StatusRunning
 	case events.TypeRunCompleted:
@@ -448,6 +459,14 @@ func (s *SessionState) apply(rec record) error {
 		return fmt.Errorf("%w: %q", events.ErrUnknownType, ev.Type)
 	}
 	return nil
+}
+
+// decided remembers d as the last decision on its call in the run.
+func (r *RunState) decided(d *Decision) {
+	if r.Decided == nil {
+		r.Decided = map[string]*Decision{}
+	}
+	r.Decided[d.ID] = d
 }
 
 // finishBatch appends the batch's returns to the conversation, in model

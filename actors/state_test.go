@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 
 	"github.com/weft-run/weft/events"
@@ -98,39 +100,108 @@ func TestFold(t *testing.T) {
 	}
 }
 
+// Given a run waiting for the approval of a (tool deploy, parameters
+// {"env": string}), when a resume comes, then its events or the typed
+// refusal.
 func TestDecisions(t *testing.T) {
 	a := llm.ToolCall{ID: "a", Name: "deploy"}
-	st := given(t, started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), response(a),
+	waiting := []events.Event{started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), response(a),
 		ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy"}), ret("a", "deploy", toolsets.KindApprovalRequired, `"x"`),
-		ev(events.TypeApprovalRequested, "a", events.ApprovalRequested{Tool: "deploy"}), ev(events.TypeRunWaiting, "", events.RunWaiting{Reason: "approval"}))
-	r := st.Run(rid)
+		ev(events.TypeApprovalRequested, "a", events.ApprovalRequested{Tool: "deploy"}), ev(events.TypeRunWaiting, "", events.RunWaiting{Reason: "approval"})}
+	approved := append(slices.Clone(waiting), ev(events.TypeApprovalDecided, "a", events.ApprovalDecided{Approved: true, By: "alice"}), ev(events.TypeRunResumed, "", events.RunResumed{ToolCallIDs: []string{"a"}}))
+	// a was decided and ran; the next response's call b waits for
+	// approval.
+	pendingAgain := append(slices.Clone(approved), ret("a", "deploy", toolsets.KindSuccess, `"ok"`),
+		ev(events.TypeModelRequest, "", events.ModelRequest{}), response(llm.ToolCall{ID: "b", Name: "deploy"}),
+		ev(events.TypeToolRequested, "b", events.ToolRequested{Tool: "deploy"}), ret("b", "deploy", toolsets.KindApprovalRequired, `"x"`),
+		ev(events.TypeApprovalRequested, "b", events.ApprovalRequested{Tool: "deploy"}), ev(events.TypeRunWaiting, "", events.RunWaiting{Reason: "approval"}))
+	deploy, err := toolsets.NewFunc("deploy", func(_ context.Context, a struct {
+		Env string `json:"env"`
+	}) (string, error) {
+		return a.Env, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := toolsets.NewRegistry()
+	if err := reg.Register(deploy); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		name  string
-		when  []Decision
-		err   error
-		types []events.Type
+		name    string
+		given   []events.Event // default: waiting
+		run     string         // default: rid
+		when    []Decision
+		noCheck bool // the tools are not prepared
+		err     error
+		types   []events.Type
 	}{
 		{name: "missing", err: ErrMissingDecisions},
 		{name: "unknown", when: []Decision{{ID: "zz", Action: ActionApprove}}, err: ErrUnknownDecision},
 		{name: "duplicate", when: []Decision{{ID: "a", Action: ActionApprove}, {ID: "a", Action: ActionDeny}}, err: ErrDuplicateDecision},
 		{name: "wrong", when: []Decision{{ID: "a", Action: ActionComplete}}, err: ErrWrongDecision},
+		{name: "reviewed arguments not an object", when: []Decision{{ID: "a", Action: ActionApprove, Arguments: json.RawMessage(`[1]`)}}, err: ErrWrongDecision},
+		{name: "reviewed arguments fail the schema", when: []Decision{{ID: "a", Action: ActionApprove, Arguments: json.RawMessage(`{"env":7}`)}}, err: ErrWrongDecision},
+		{name: "reviewed arguments that cannot be checked", noCheck: true, when: []Decision{{ID: "a", Action: ActionApprove, Arguments: json.RawMessage(`{"env":"prod"}`)}}, err: ErrWrongDecision},
+		{name: "unknown run", run: "nope", when: []Decision{{ID: "a", Action: ActionApprove}}, err: ErrUnknownRun},
+		{name: "already decided, run going on", given: approved, when: []Decision{{ID: "a", Action: ActionDeny}}, err: ErrAlreadyDecided},
+		{name: "not waiting", given: approved, when: []Decision{{ID: "zz", Action: ActionDeny}}, err: ErrNotWaiting},
+		{name: "already decided, run waiting again", given: pendingAgain, when: []Decision{{ID: "a", Action: ActionApprove}, {ID: "b", Action: ActionApprove}}, err: ErrAlreadyDecided},
 		{name: "approve", when: []Decision{{ID: "a", Action: ActionApprove, By: "u"}}, types: []events.Type{events.TypeApprovalDecided, events.TypeRunResumed}},
+		{name: "approve with reviewed arguments that fit", when: []Decision{{ID: "a", Action: ActionApprove, By: "u", Arguments: json.RawMessage(`{"env":"prod"}`)}}, types: []events.Type{events.TypeApprovalDecided, events.TypeRunResumed}},
 		{name: "deny", when: []Decision{{ID: "a", Action: ActionDeny, By: "u"}}, types: []events.Type{events.TypeApprovalDecided, events.TypeRunResumed, events.TypeToolReturned}},
+		{name: "the pending item again", given: pendingAgain, when: []Decision{{ID: "b", Action: ActionApprove}}, types: []events.Type{events.TypeApprovalDecided, events.TypeRunResumed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := decisionEvents(sid, r, tt.when)
+			evs := tt.given
+			if evs == nil {
+				evs = waiting
+			}
+			run := tt.run
+			if run == "" {
+				run = rid
+			}
+			check := reg.CheckArguments
+			if tt.noCheck {
+				check = nil
+			}
+			recs, err := decide(sid, given(t, evs...).Run(run), ResumeCommand{RunID: run, Decisions: tt.when}, check)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("err = %v, want %v", err, tt.err)
 			}
+			var ce *CommandError
+			if tt.err != nil && !errors.As(err, &ce) {
+				t.Fatalf("err = %T, want a *CommandError", err)
+			}
 			var got []events.Type
-			for _, e := range evs {
+			for _, e := range recs {
 				got = append(got, e.Type)
 			}
 			if d := cmp.Diff(tt.types, got); d != "" {
 				t.Errorf("events (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// A decision.refused changes nothing in the fold, whatever run it names.
+func TestFoldIgnoresRefusedDecisions(t *testing.T) {
+	refused := func(run string) events.Event {
+		return newEvent(events.TypeDecisionRefused, sid, run, "zz", events.DecisionRefused{Code: "unknown_decision", Message: "no", Decisions: []events.RefusedDecision{{ID: "zz", Action: ActionApprove, By: "mallory"}}})
+	}
+	base := []events.Event{started(), ev(events.TypeModelRequest, "", events.ModelRequest{}), response(llm.ToolCall{ID: "a", Name: "deploy"}),
+		ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy"}), ret("a", "deploy", toolsets.KindApprovalRequired, `"x"`),
+		ev(events.TypeApprovalRequested, "a", events.ApprovalRequested{Tool: "deploy"}), ev(events.TypeRunWaiting, "", events.RunWaiting{Reason: "approval"})}
+	want := given(t, base...)
+	for _, run := range []string{rid, "", "another-run"} {
+		got := given(t, append(slices.Clone(base), refused(run))...)
+		if got.Version != want.Version+1 {
+			t.Errorf("run %q: version %d, want %d", run, got.Version, want.Version+1)
+		}
+		if d := cmp.Diff(want.Runs, got.Runs, cmp.AllowUnexported(RunState{}, CallState{}), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("run %q: runs (-want +got):\n%s", run, d)
+		}
 	}
 }
 

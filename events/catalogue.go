@@ -34,6 +34,8 @@ const (
 	// Human approval of a tool call.
 	TypeApprovalRequested Type = "approval.requested" // ApprovalRequested
 	TypeApprovalDecided   Type = "approval.decided"   // ApprovalDecided
+	// A resume (approvals, deferred results) the session refused.
+	TypeDecisionRefused Type = "decision.refused" // DecisionRefused
 
 	// Deferred tool calls, resolved outside the run.
 	TypeDeferredRequested Type = "deferred.requested" // DeferredRequested
@@ -101,6 +103,7 @@ var catalogue = map[Type]spec{
 
 	TypeApprovalRequested: v1[ApprovalRequested](),
 	TypeApprovalDecided:   v1[ApprovalDecided](),
+	TypeDecisionRefused:   v1[DecisionRefused](),
 
 	TypeDeferredRequested: v1[DeferredRequested](),
 	TypeDeferredResolved:  v1[DeferredResolved](),

@@ -35,6 +35,8 @@ var samples = map[events.Type]any{
 
 	events.TypeApprovalRequested: events.ApprovalRequested{Tool: "delete", Arguments: json.RawMessage(`{"path":"/tmp/x"}`), Reason: "destructive"},
 	events.TypeApprovalDecided:   events.ApprovalDecided{Approved: true, By: "alice", Arguments: json.RawMessage(`{"path":"/tmp/y"}`)},
+	events.TypeDecisionRefused: events.DecisionRefused{Code: "wrong_decision", Message: `reviewed arguments of "call-1" do not fit the tool's schema`, Run: "run-9",
+		Decisions: []events.RefusedDecision{{ID: "call-1", Action: "approve", By: "alice", Reason: "ok", Arguments: json.RawMessage(`{"path":7}`), Result: json.RawMessage(`"x"`)}}},
 
 	events.TypeDeferredRequested: events.DeferredRequested{Tool: "sign", Arguments: json.RawMessage(`{}`), Metadata: json.RawMessage(`{"ticket":7}`)},
 	events.TypeDeferredResolved:  events.DeferredResolved{Return: json.RawMessage(`"signed"`), IsError: false},

@@ -348,3 +348,41 @@ type UsageSnapshot struct {
 	Scope string `json:"scope,omitempty"`
 	Usage Usage  `json:"usage"`
 }
+
+// DecisionRefused (decision.refused) records a resume command that the
+// session refused: it changed nothing and ran nothing. It says who tried
+// (each decision's By), what (the decisions as sent, and the run the
+// command named) and why (Code and Message), so that an audit shows the
+// decisions attempted as well as the ones taken.
+type DecisionRefused struct {
+	// Code is the refusal's machine-readable reason, the code of the
+	// command error the caller got: "unknown_decision" (no pending item
+	// has the id: unknown, or a call of another session),
+	// "already_decided", "missing_decisions", "duplicate_decision",
+	// "wrong_decision" (the action does not fit the item, or the reviewed
+	// arguments or result are malformed or fail the tool's schema),
+	// "not_waiting" or "unknown_run".
+	Code string `json:"code"`
+	// Message says why, for a person.
+	Message string `json:"message"`
+	// Run is the run id the command named when the session has no such
+	// run (the event's run id is then empty).
+	Run string `json:"run,omitempty"`
+	// Decisions are the refused command's decisions, in the order sent.
+	Decisions []RefusedDecision `json:"decisions,omitempty"`
+}
+
+// RefusedDecision is one decision of a refused resume, as it was sent.
+type RefusedDecision struct {
+	// ID is the pending item (tool call) the decision named.
+	ID string `json:"id"`
+	// Action is "approve", "deny", "complete" or "fail" (as sent).
+	Action string `json:"action"`
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Arguments (reviewed arguments) and Result (a deferred call's value)
+	// as sent, when they are JSON; a payload that is not JSON is left out
+	// (the refusal's message says so).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+}

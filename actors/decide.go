@@ -1,0 +1,261 @@
+package actors
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// resume carries out a resume command: it records the decisions and resumes
+// the run, or refuses the command with a *CommandError and records the
+// refusal as decision.refused (the refused command changes nothing else).
+// When the refusal cannot be recorded, the append's error is returned
+// instead (the caller retries, and the retried command is refused and
+// recorded then).
+func (a *sessionActor) resume(b ResumeCommand) (string, error) {
+	r := a.resumeTarget(b)
+	evs, err := decide(a.id, r, b, a.argumentsCheck(r))
+	var ce *CommandError
+	switch {
+	case errors.As(err, &ce):
+		if rerr := a.append(refusalRecord(a.id, r, b, ce)); rerr != nil {
+			return "", rerr
+		}
+		return "", err
+	case err != nil:
+		return "", err
+	}
+	if a.run != nil {
+		a.run.prep, a.run.last = nil, nil // a resumed run re-prepares its toolsets
+	}
+	return r.ID, a.append(evs...)
+}
+
+// resumeTarget is the run a resume names: b.RunID, or the active run.
+func (a *sessionActor) resumeTarget(b ResumeCommand) *RunState {
+	if b.RunID == "" {
+		return a.st.ActiveRun()
+	}
+	return a.st.Run(b.RunID)
+}
+
+// argumentsCheck returns the check of reviewed arguments against the
+// schemas of run r's tools, nil when r's tools are not prepared on this
+// node.
+func (a *sessionActor) argumentsCheck(r *RunState) func(tool string, args json.RawMessage) error {
+	if m := a.run; r != nil && m != nil && m.id == r.ID && m.prep != nil {
+		return m.prep.Registry.CheckArguments
+	}
+	return nil
+}
+
+// holdResume holds a resume whose reviewed arguments must be checked
+// against the tools' schemas while its run's tools are not prepared on this
+// node (after a restart or a takeover): it starts their preparation and
+// reports true; the command is handled again, once, when the preparation
+// is over (releaseHeld). Other commands are not held.
+func (a *sessionActor) holdResume(c actor.Context, cmd *command, b ResumeCommand) bool {
+	r := a.resumeTarget(b)
+	reviewed := slices.ContainsFunc(b.Decisions, func(d Decision) bool { return d.Action == ActionApprove && len(d.Arguments) > 0 })
+	if cmd.held || !reviewed || r == nil || r.Status != StatusWaiting || a.argumentsCheck(r) != nil {
+		return false
+	}
+	m, err := a.mem(r)
+	if err != nil {
+		return false // resume refuses it: no tools to check against
+	}
+	cmd.held = true
+	a.held = append(a.held, cmd)
+	a.prepare(c, m, r.Step)
+	return true
+}
+
+// releaseHeld handles the resumes held for a preparation, in the order
+// they came.
+func (a *sessionActor) releaseHeld(c actor.Context) {
+	held := a.held
+	a.held = nil
+	for _, cmd := range held {
+		a.onCommand(c, cmd)
+	}
+}
+
+// refuseHeld answers the held resumes of a stopping actor: unavailable,
+// nothing recorded; the caller retries.
+func (a *sessionActor) refuseHeld() {
+	for _, cmd := range a.held {
+		if cmd.msg != nil {
+			respond(cmd.msg, CommandReply{Error: commandError(cmd.verb, a.id, ErrUnavailable, "the session stopped while its tools were prepared; retry")})
+		}
+	}
+	a.held = nil
+}
+
+// decide checks resume b against run r (nil: the session has no such run)
+// and returns the events that record its decisions (decisionEvents), or a
+// *CommandError refusing it. check validates reviewed arguments against
+// the tools' schemas (nil: they cannot be checked, and are refused).
+func decide(session string, r *RunState, b ResumeCommand, check func(tool string, args json.RawMessage) error) ([]record, error) {
+	if r == nil {
+		return nil, commandError(VerbResume, session, ErrUnknownRun, "no run %q", b.RunID)
+	}
+	if r.Status != StatusWaiting {
+		for _, d := range b.Decisions {
+			if prev := r.Decided[d.ID]; prev != nil {
+				return nil, alreadyDecided(session, r, prev)
+			}
+		}
+		return nil, commandError(VerbResume, session, ErrNotWaiting, "run %q is %s", r.ID, r.Status)
+	}
+	return decisionEvents(session, r, b.Decisions, check)
+}
+
+// alreadyDecided refuses a decision on an item of run r that prev decided.
+func alreadyDecided(session string, r *RunState, prev *Decision) *CommandError {
+	by := ""
+	if prev.By != "" {
+		by = " by " + prev.By
+	}
+	return commandError(VerbResume, session, ErrAlreadyDecided, "%q of run %q was already decided (%s%s)", prev.ID, r.ID, prev.Action, by)
+}
+
+// refusalRecord is the decision.refused event of resume b, refused with
+// ce: the decisions as sent, under run r (or, when the session has no
+// such run, naming the run in the data), and under the decision's call id
+// when there is one decision.
+func refusalRecord(session string, r *RunState, b ResumeCommand, ce *CommandError) record {
+	d := events.DecisionRefused{Code: ce.Code, Message: ce.Message}
+	var run, call string
+	if r != nil {
+		run = r.ID
+	} else {
+		d.Run = b.RunID
+	}
+	for _, x := range b.Decisions {
+		rd := events.RefusedDecision{ID: x.ID, Action: x.Action, By: x.By, Reason: x.Reason}
+		if json.Valid(x.Arguments) {
+			rd.Arguments = x.Arguments
+		}
+		if json.Valid(x.Result) {
+			rd.Result = x.Result
+		}
+		d.Decisions = append(d.Decisions, rd)
+	}
+	if len(b.Decisions) == 1 {
+		call = b.Decisions[0].ID
+	}
+	return newRecord(events.TypeDecisionRefused, session, run, call, d)
+}
+
+// decisionEvents checks decisions against the pending items of r (one
+// decision for each, fitting its kind; reviewed arguments that fit the
+// tool's schema, by check) and returns the events that record them and
+// resume the run: approval.decided / deferred.resolved, run.resumed, then
+// tool.returned for denied and resolved calls. Nothing is returned on
+// error.
+func decisionEvents(session string, r *RunState, ds []Decision, check func(tool string, args json.RawMessage) error) ([]record, error) {
+	pending := r.Pending()
+	items := make(map[string]PendingItem, len(pending))
+	for _, p := range pending {
+		items[p.ID] = p
+	}
+	byID := make(map[string]Decision, len(ds))
+	for _, d := range ds {
+		it, ok := items[d.ID]
+		k := it.Kind
+		switch {
+		case !ok && r.Decided[d.ID] != nil:
+			return nil, alreadyDecided(session, r, r.Decided[d.ID])
+		case !ok:
+			return nil, commandError(VerbResume, session, ErrUnknownDecision, "no pending item %q in this session's run %q", d.ID, r.ID)
+		case byID[d.ID].ID != "":
+			return nil, commandError(VerbResume, session, ErrDuplicateDecision, "two decisions for %q", d.ID)
+		}
+		switch {
+		case k == PendingApproval && d.Action != ActionApprove && d.Action != ActionDeny,
+			k == PendingDeferred && d.Action != ActionComplete && d.Action != ActionFail:
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "%q is a pending %s; %q does not apply", d.ID, k, d.Action)
+		case len(d.Arguments) > 0 && (!json.Valid(d.Arguments) || firstByte(d.Arguments) != '{'):
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q are not a JSON object", d.ID)
+		case len(d.Result) > 0 && !json.Valid(d.Result):
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "result of %q is not JSON", d.ID)
+		case d.Action == ActionApprove && len(d.Arguments) > 0 && check == nil:
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q cannot be checked: the tools of run %q are not prepared", d.ID, r.ID)
+		case d.Action == ActionApprove && len(d.Arguments) > 0:
+			if err := check(it.Tool, d.Arguments); err != nil {
+				return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q do not fit tool %q: %v", d.ID, it.Tool, err)
+			}
+		}
+		byID[d.ID] = d
+	}
+	var missing []string
+	for _, p := range pending {
+		if _, ok := byID[p.ID]; !ok {
+			missing = append(missing, p.ID)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, commandError(VerbResume, session, ErrMissingDecisions, "no decision for %v", missing)
+	}
+	var evs, returns []record
+	ids := make([]string, 0, len(pending))
+	for _, p := range pending {
+		d := byID[p.ID]
+		cs := r.call(p.ID)
+		ids = append(ids, p.ID)
+		switch d.Action {
+		case ActionApprove, ActionDeny:
+			evs = append(evs, newRecord(events.TypeApprovalDecided, session, r.ID, p.ID, events.ApprovalDecided{Approved: d.Action == ActionApprove, By: d.By, Reason: d.Reason, Arguments: d.Arguments}))
+			if d.Action == ActionDeny {
+				msg := "The call was denied"
+				if d.By != "" {
+					msg += " by " + d.By
+				}
+				if d.Reason != "" {
+					msg += ": " + d.Reason
+				}
+				returns = append(returns, returnedEvent(session, r.ID, controlReturn(cs, toolsets.KindFeedback, &toolsets.Control{Message: msg + ".", Reason: d.Reason})))
+			}
+		case ActionComplete:
+			ret := toolsets.Return{CallID: cs.ID, ToolName: cs.Tool, Kind: toolsets.KindSuccess, Success: true, Content: slices.Clone(d.Result), Attempts: 1, MaxAttempts: 1}
+			if len(ret.Content) == 0 {
+				ret.Content = json.RawMessage("null")
+			}
+			b, _ := json.Marshal(&ret)
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By}))
+			returns = append(returns, returnedEvent(session, r.ID, ret))
+		case ActionFail:
+			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
+			if len(d.Result) > 0 {
+				// A failure with details: the model sees both.
+				ret.Content, _ = json.Marshal(failedDeferred{Error: ret.Control.Message, Details: slices.Clone(d.Result)})
+			}
+			b, _ := json.Marshal(&ret)
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
+			returns = append(returns, returnedEvent(session, r.ID, ret))
+		}
+	}
+	evs = append(evs, newRecord(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
+	return append(evs, returns...), nil
+}
+
+// failedDeferred is the content of a deferred call failed with details
+// (a fail decision with a Result).
+type failedDeferred struct {
+	Error   string          `json:"error"`
+	Details json.RawMessage `json:"details"`
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
+}
