@@ -25,8 +25,9 @@ type AuditLine struct {
 	Tool string `json:"tool,omitempty"`
 	// Outcome is the event's kind or result in a few words: a tool
 	// return's kind ("success", "approval_required", …, with " error" for
-	// an error), "approved by X", "denied by X: reason", a run's error
-	// kind, a finish reason, an attempt number, a toolset's name.
+	// an error), "approved by X", "denied by X: reason", "refused CODE by
+	// X: why" (a refused resume, decision.refused), a run's error kind, a
+	// finish reason, an attempt number, a toolset's name.
 	Outcome string `json:"outcome,omitempty"`
 }
 
@@ -160,6 +161,8 @@ func describe(ev Decoded) (tool, outcome string) {
 			return "", joinNonEmpty(" ", "approved by", d.By)
 		}
 		return "", joinNonEmpty(": ", joinNonEmpty(" ", "denied by", d.By), d.Reason)
+	case events.DecisionRefused:
+		return "", refusal(d)
 	case events.DeferredRequested:
 		return d.Tool, "deferred"
 	case events.DeferredResolved:
@@ -190,6 +193,22 @@ func describe(ev Decoded) (tool, outcome string) {
 		return "", d.Scope
 	}
 	return "", ""
+}
+
+// refusal describes a refused resume: "refused CODE by WHO: why", WHO
+// being the deciders named by its decisions.
+func refusal(d events.DecisionRefused) string {
+	var by []string
+	for _, x := range d.Decisions {
+		if x.By != "" && !slices.Contains(by, x.By) {
+			by = append(by, x.By)
+		}
+	}
+	who := ""
+	if len(by) > 0 {
+		who = "by " + strings.Join(by, ",")
+	}
+	return joinNonEmpty(": ", joinNonEmpty(" ", "refused", d.Code, who), d.Message)
 }
 
 // joinNonEmpty joins the non-empty parts with sep.

@@ -19,9 +19,11 @@
 //     named tool_search.loaded).
 //   - Queue: the HITL queue across sessions, every pending approval and
 //     deferred call with tool, arguments, reason and age at an injected
-//     clock (WithClock).
+//     clock (WithClock). A refused resume (decision.refused) leaves the
+//     queue as it was: the items it named still wait.
 //   - Audit: per session, one line per event: time, type, call id, tool and
-//     kind or outcome.
+//     kind or outcome; a refused resume's line says who tried, the refusal's
+//     code and why, so the timeline shows attempted decisions too.
 //
 // Each renders as deterministic JSON (Render), so two views of the same
 // events compare byte for byte. Projections are not safe for concurrent

@@ -21,7 +21,8 @@ type QueueItem struct {
 // (approval.requested) and deferred call (deferred.requested) across all
 // sessions, removed when it is decided (approval.decided), resolved
 // (deferred.resolved) or its run ends (run.completed, run.failed,
-// run.cancelled).
+// run.cancelled). A refused decision (decision.refused) does not change
+// it.
 type Queue struct {
 	checkpoint
 	now     func() time.Time

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -32,6 +33,7 @@ var histories = []history{
 	{name: "parallel", record: recordParallel},
 	{name: "approved", record: recordApproved},
 	{name: "denied", record: recordDenied},
+	{name: "refused", record: recordRefused},
 }
 
 type cityArgs struct {
@@ -144,6 +146,31 @@ func recordDenied(t *testing.T, rt *weft.Runtime) {
 		t.Fatalf("run = %+v, %v", res, err)
 	}
 	res, err = sess.Resume(t.Context(), weft.Deny("d2", "carol", "freeze until Monday"))
+	if err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("resume = %+v, %v", res, err)
+	}
+}
+
+// recordRefused: a run waits for an approval; two resumes are refused (an
+// unknown id, reviewed arguments that fail the tool's schema) and recorded
+// as decision.refused; then the approval is given and the run completes.
+func recordRefused(t *testing.T, rt *weft.Runtime) {
+	model := llm.NewScripted(
+		llm.ScriptToolCalls(call("d3", "deploy", `{"env":"prod"}`)),
+		llm.ScriptText("Deployed to prod."),
+	)
+	sess := newAgent(t, rt, "deployer", weft.AgentConfig{Model: model, Tools: deployTools(t)}).NewSession()
+	res, err := sess.Run(t.Context(), "Deploy to prod.")
+	if err != nil || res.Status != weft.StatusWaiting {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if _, err := sess.Resume(t.Context(), weft.Approve("d9", "mallory", nil)); !errors.Is(err, weft.ErrUnknownDecision) {
+		t.Fatalf("resume of an unknown id: %v", err)
+	}
+	if _, err := sess.Resume(t.Context(), weft.Approve("d3", "mallory", json.RawMessage(`{"env":7}`))); !errors.Is(err, weft.ErrWrongDecision) {
+		t.Fatalf("resume with arguments that fail the schema: %v", err)
+	}
+	res, err = sess.Resume(t.Context(), weft.Approve("d3", "alice", nil))
 	if err != nil || res.Status != weft.StatusCompleted {
 		t.Fatalf("resume = %+v, %v", res, err)
 	}

@@ -29,7 +29,10 @@
 //     order.
 //
 // The first event that differs, or the first one missing on either side,
-// is the divergence.
+// is the divergence. Refused resumes (decision.refused) are neither
+// replayed nor compared: they changed nothing, and one sent while no run
+// waited cannot be sent again through the facade; the events around them
+// are compared as if they were not there.
 //
 // Limits: tool errors are replayed as errors carrying the recorded
 // content's text, so a tool whose error return carried structured content
@@ -471,8 +474,9 @@ func normalize(evs []events.Event) []normal {
 }
 
 // compare returns the first divergence of got from want, or nil.
+// Refused resumes (decision.refused) are left out on both sides.
 func compare(want, got []events.Event) error {
-	w, g := normalize(want), normalize(got)
+	w, g := normalize(withoutRefusals(want)), normalize(withoutRefusals(got))
 	for i := range max(len(w), len(g)) {
 		var a, b normal
 		if i < len(w) {
@@ -491,4 +495,9 @@ func compare(want, got []events.Event) error {
 		return &Divergence{Version: v, ExpectedType: a.typ, GotType: b.typ, Expected: a.text, Got: b.text}
 	}
 	return nil
+}
+
+// withoutRefusals returns evs without their decision.refused events.
+func withoutRefusals(evs []events.Event) []events.Event {
+	return slices.DeleteFunc(slices.Clone(evs), func(ev events.Event) bool { return ev.Type == events.TypeDecisionRefused })
 }

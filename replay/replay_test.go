@@ -27,7 +27,7 @@ func golden(t *testing.T, name string) []events.Event {
 	return evs
 }
 
-var histories = []string{"parallel", "approved", "denied"}
+var histories = []string{"parallel", "approved", "denied", "refused"}
 
 func TestGoldenHistoriesReplayEqual(t *testing.T) {
 	for _, name := range histories {
