@@ -138,8 +138,8 @@ func TestClusterForwardsToOwner(t *testing.T) {
 	}
 	_, agentB := clusterNode(t, url, "node-b", &runsB)
 	// Commands through B reach A (directly, or forwarded by B when the
-	// queue group picks B): a refused resume is answered by the owner
-	// and records nothing.
+	// queue group picks B): a refused resume is answered by the owner,
+	// which records the refusal (decision.refused) and nothing else.
 	for range 6 {
 		_, err := agentB.Session(sess.ID()).Resume(t.Context(), weft.Approve("nope", "ops", nil))
 		if !errors.Is(err, weft.ErrUnknownDecision) {
@@ -157,6 +157,18 @@ func TestClusterForwardsToOwner(t *testing.T) {
 	}
 	if last := st[len(st)-1]; last.Type != events.TypeRunCancelled {
 		t.Fatalf("last event %s", last.Type)
+	}
+	var refused int
+	for _, ev := range st {
+		switch ev.Type {
+		case events.TypeDecisionRefused:
+			refused++
+		case events.TypeApprovalDecided:
+			t.Errorf("a refused resume recorded %s", ev.Type)
+		}
+	}
+	if refused != 6 {
+		t.Errorf("%d decision.refused, want one per refused resume (6)", refused)
 	}
 	if owner, _ := rtA.SessionOwner(t.Context(), sess.ID()); owner != "node-a" {
 		t.Fatalf("owner = %q", owner)

@@ -312,7 +312,8 @@ func TestResumeErrors(t *testing.T) {
 // Reviewed arguments are checked against the tool's schema also when the
 // run's tools are not prepared on the node that gets the decision (here a
 // runtime started again on the same store): the resume waits while they
-// are prepared, from the agent's own tools or from a toolset.
+// are prepared, from the agent's own tools or from a toolset. The stream,
+// with its decision.refused, loads again after another restart.
 func TestReviewedArgumentsCheckedAfterRestart(t *testing.T) {
 	type envArgs struct {
 		Env string `json:"env"`
@@ -376,6 +377,12 @@ func TestReviewedArgumentsCheckedAfterRestart(t *testing.T) {
 			if last := evs[len(evs)-1]; last.Type != events.TypeDecisionRefused {
 				t.Fatalf("last event %s, want decision.refused", last.Type)
 			}
+			// A stream that holds a refusal loads again after a restart.
+			if err := rt2.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, a3 := start()
+			sess = a3.Session(sess.ID())
 			res, err = sess.Resume(t.Context(), weft.Approve("d1", "alice", json.RawMessage(`{"env":"staging"}`)))
 			if err != nil || res.Status != weft.StatusCompleted {
 				t.Fatalf("Resume = %+v, %v", res, err)

@@ -138,13 +138,14 @@ func (c *client) startRunOn(ctx context.Context, node, session string) (uint64, 
 
 // approve approves the deploy the run of session waits for. A resume whose
 // reply was lost (its node died after appending it) is retried and then
-// refused as not waiting: that counts when the log holds the decision.
+// refused as already decided (or not waiting): that counts when the log
+// holds the decision.
 // It returns the session's version the node reported (or that of the
 // decision).
 func (c *client) approve(ctx context.Context, session string) (uint64, error) {
 	cmd := actors.ResumeCommand{RunID: runID(session), Decisions: []actors.Decision{{ID: demoApproval, Action: actors.ActionApprove, By: "simtests"}}}
 	r, err := c.command(ctx, session, actors.VerbResume, cmd)
-	if errors.Is(err, actors.ErrNotWaiting) || errors.Is(err, actors.ErrRunEnded) {
+	if errors.Is(err, actors.ErrAlreadyDecided) || errors.Is(err, actors.ErrNotWaiting) || errors.Is(err, actors.ErrRunEnded) {
 		evs, rerr := c.read(ctx, session)
 		if rerr != nil {
 			return 0, rerr
