@@ -225,7 +225,7 @@ func TestResumeErrors(t *testing.T) {
 				}
 				return res
 			},
-			want: actors.ErrAlreadyDecided, code: "already_decided"},
+			want: weft.ErrAlreadyDecided, code: "already_decided"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

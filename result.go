@@ -142,6 +142,7 @@ var (
 	ErrRunEnded          = actors.ErrRunEnded
 	ErrUnknownDecision   = actors.ErrUnknownDecision
 	ErrDuplicateDecision = actors.ErrDuplicateDecision
+	ErrAlreadyDecided    = actors.ErrAlreadyDecided
 	ErrMissingDecisions  = actors.ErrMissingDecisions
 	ErrWrongDecision     = actors.ErrWrongDecision
 	// ErrClosed: the runtime was closed (Runtime.Close) while the call was

@@ -44,12 +44,17 @@ func (s *Session) Run(ctx context.Context, prompt string, opts ...RunOption) (*R
 }
 
 // Resume decides every pending item of the session's waiting run and
-// waits until the run settles again. An unknown id, a duplicate or missing
-// decision, or one that does not fit its item is refused with a typed
-// error (ErrUnknownDecision, ErrDuplicateDecision, ErrMissingDecisions,
-// ErrWrongDecision) and nothing runs; a decision whose result or details
-// did not encode as JSON (Complete, FailWith) is refused with
-// ErrWrongDecision before it is sent.
+// waits until the run settles again. An unknown id (a call of another
+// session included), a duplicate or missing decision, a decision on an
+// item already decided, or one that does not fit its item (reviewed
+// arguments that fail the tool's parameters schema included) is refused
+// with a typed error (ErrUnknownDecision, ErrDuplicateDecision,
+// ErrAlreadyDecided, ErrMissingDecisions, ErrWrongDecision), nothing runs,
+// and the session records the refusal (decision.refused: who, what, why);
+// a decision whose result or details did not encode as JSON (Complete,
+// FailWith) is refused with ErrWrongDecision before it is sent, and a
+// session with no waiting run with ErrNotWaiting: those never reach the
+// session and are not recorded.
 func (s *Session) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
 	st, err := s.agent.rt.host.ReadSession(ctx, s.id)
 	if err != nil {
