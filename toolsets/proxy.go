@@ -143,6 +143,9 @@ func (p *ProxyToolset) doCall(ctx context.Context, tc *ToolContext, a proxyCallA
 		CallID: tc.CallID, Name: a.Name, Arguments: args, Caller: CallerApplication,
 		RunID: tc.RunID, SessionID: tc.SessionID, ConversationID: tc.ConversationID,
 		Metadata: tc.metadata, Deferred: tc.Deferred, Emitter: tc.emitter,
+		// The runtime counts model retries by the name the model called:
+		// the proxy's call tool.
+		ModelRetries: tc.ModelRetries,
 	}
 	if tc.Approval != nil {
 		// The approval was given to this proxy call, whose reviewed

@@ -200,3 +200,42 @@ func TestProxyReservedNames(t *testing.T) {
 		})
 	}
 }
+
+// A tool called through the proxy sees the run's model retries of the
+// proxy's call tool (the name the model called).
+func TestProxyPassesModelRetries(t *testing.T) {
+	var seen []int
+	probe, err := toolsets.NewContextFunc("probe", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (string, error) {
+		seen = append(seen, tc.ModelRetries)
+		return "ok", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := toolsets.New("probes", []toolsets.Tool{probe}, toolsets.WithID("probes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := toolsets.NewLibrary(t.Context(), inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := toolsets.NewProxy(lib, "", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := toolsets.NewRegistry()
+	if err := reg.AddToolset(t.Context(), preparedSetOf(t, p, &toolsets.ToolsetContext{SessionID: "s1", RunID: "r1"})); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 2} {
+		ret := reg.Call(t.Context(), toolsets.Invocation{CallID: "c1", Name: "call_tool", Arguments: json.RawMessage(`{"name":"probe","arguments":{}}`),
+			SessionID: "s1", RunID: "r1", ModelRetries: n})
+		if ret.Kind != toolsets.KindSuccess {
+			t.Fatalf("call_tool with %d model retries: %s %s", n, ret.Kind, ret.Content)
+		}
+	}
+	if diff := cmp.Diff([]int{0, 2}, seen); diff != "" {
+		t.Fatalf("model retries seen by the proxied tool (-want +got):\n%s", diff)
+	}
+}
