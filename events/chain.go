@@ -150,10 +150,11 @@ func appendUUID(dst []byte, ev *Event) []byte {
 // at version current whose last event has hash prev ("" when current is
 // 0): batch[i] gets Version current+i+1 and the PrevHash of its
 // predecessor, and, when key is not nil, KeyID key.ID() and the MAC of its
-// Hash under key. It returns the hash of the batch's last event, the prev
-// of the next append. Backends call it after PrepareAppend, with the
-// stream's version and last hash read under the same condition as the
-// expected-version check, and with their chain keys' current key.
+// Hash under key (both empty when key is nil). It returns the hash of the
+// batch's last event, the prev of the next append. Backends call it after
+// PrepareAppend, with the stream's version and last hash read under the
+// same condition as the expected-version check, and with their chain
+// keys' current key.
 func Chain(batch []Event, current uint64, prev string, key *ChainKey) string {
 	h := hashers.Get().(*hasher)
 	defer hashers.Put(h)
@@ -162,6 +163,7 @@ func Chain(batch []Event, current uint64, prev string, key *ChainKey) string {
 		ev.Version = current + uint64(i) + 1
 		ev.PrevHash = prev
 		prev = h.sum(ev)
+		ev.KeyID, ev.MAC = "", ""
 		if key != nil {
 			ev.KeyID = key.id
 			h.mac = key.appendMAC(h.mac[:0], prev)

@@ -26,6 +26,15 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, newStore(), storetest.Options{})
 }
 
+// TestConformanceKeyed runs the suite on stores with chain keys.
+func TestConformanceKeyed(t *testing.T) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Run(t, newStore(memstore.WithChainKeys(keys)), storetest.Options{ChainKeys: keys})
+}
+
 func TestConformanceSmallLimit(t *testing.T) {
 	storetest.Run(t, newStore(memstore.WithMaxDataBytes(1000)), storetest.Options{MaxDataBytes: 1000, Concurrency: 3})
 }
