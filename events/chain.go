@@ -53,7 +53,8 @@ type hasher struct {
 	data   bytes.Buffer
 	digest [sha256.Size]byte
 	hexBuf [2 * sha256.Size]byte
-	mac    []byte // the hex MAC Chain builds
+	mac    []byte // the hex MAC Chain and Verifier build
+	macs   macScratch
 }
 
 var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
@@ -166,7 +167,7 @@ func Chain(batch []Event, current uint64, prev string, key *ChainKey) string {
 		ev.KeyID, ev.MAC = "", ""
 		if key != nil {
 			ev.KeyID = key.id
-			h.mac = key.appendMAC(h.mac[:0], prev)
+			h.mac = key.appendMAC(h.mac[:0], prev, &h.macs)
 			ev.MAC = string(h.mac)
 		}
 	}

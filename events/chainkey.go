@@ -102,22 +102,27 @@ func (k *ChainKey) Sign(msg []byte) []byte { return ed25519.Sign(k.priv, msg) }
 // appendMAC appends the hex MAC of an event whose hex Hash is hexHash:
 // HMAC-SHA256 under the key of macDomain, the key id and the hash, each
 // preceded by its length (8 bytes, big endian).
-func (k *ChainKey) appendMAC(dst []byte, hexHash string) []byte {
+// s holds the buffers it reuses.
+func (k *ChainKey) appendMAC(dst []byte, hexHash string, s *macScratch) []byte {
 	m := k.macs.Get().(hash.Hash)
 	defer k.macs.Put(m)
 	m.Reset()
-	var b [8 + len(macDomain) + 8 + 16 + 8 + 2*sha256.Size]byte
-	in := appendLenString(b[:0], macDomain)
-	in = appendLenString(in, k.id)
-	in = appendLenString(in, hexHash)
-	m.Write(in)
-	var sum [sha256.Size]byte
-	return hex.AppendEncode(dst, m.Sum(sum[:0]))
+	s.in = appendLenString(s.in[:0], macDomain)
+	s.in = appendLenString(s.in, k.id)
+	s.in = appendLenString(s.in, hexHash)
+	m.Write(s.in)
+	return hex.AppendEncode(dst, m.Sum(s.sum[:0]))
+}
+
+// macScratch holds the buffers of appendMAC.
+type macScratch struct {
+	in  []byte
+	sum [sha256.Size]byte
 }
 
 // MAC returns the hex MAC of ev under k: what Chain stores in ev.MAC.
 func (k *ChainKey) MAC(ev Event) string {
-	return string(k.appendMAC(nil, Hash(ev)))
+	return string(k.appendMAC(nil, Hash(ev), new(macScratch)))
 }
 
 func appendLenString(b []byte, s string) []byte {

@@ -58,8 +58,8 @@ func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 // unless its strings need escaping: encoders allocate it once.
 func SizeHint(ev *Event) int {
 	// The member names, the quotes, the id, the numbers and the time take
-	// at most 340 bytes; the strings and the data take their length.
-	return 340 + len(ev.Stream) + len(ev.Type) + len(ev.SessionID) + len(ev.RunID) + len(ev.ToolCallID) +
+	// at most 345 bytes; the strings and the data take their length.
+	return 345 + len(ev.Stream) + len(ev.Type) + len(ev.SessionID) + len(ev.RunID) + len(ev.ToolCallID) +
 		len(ev.CorrelationID) + len(ev.CausationID) + len(ev.PrevHash) + len(ev.KeyID) + len(ev.MAC) + len(ev.Data)
 }
 

@@ -102,7 +102,6 @@ type Verifier struct {
 	keyed   bool
 	unkeyed int
 	h       *hasher
-	mac     []byte
 }
 
 // Next checks ev, the next event of the stream in version order, and
@@ -139,8 +138,8 @@ func (v *Verifier) Next(ev Event) *ChainError {
 		if k == nil {
 			return fail(FaultUnknownKey, "a key of the keyring", ev.KeyID)
 		}
-		v.mac = k.appendMAC(v.mac[:0], h)
-		if !hmac.Equal(v.mac, []byte(ev.MAC)) {
+		v.h.mac = k.appendMAC(v.h.mac[:0], h, &v.h.macs)
+		if !hmac.Equal(v.h.mac, []byte(ev.MAC)) {
 			return fail(FaultBadMAC, "the MAC of key "+k.id, ev.MAC)
 		}
 	}

@@ -42,3 +42,12 @@ func TestConformanceSmallLimit(t *testing.T) {
 func BenchmarkStore(b *testing.B) {
 	storetest.RunBenchmarks(b, newStore())
 }
+
+// BenchmarkStoreKeyed is BenchmarkStore on a store with chain keys.
+func BenchmarkStoreKeyed(b *testing.B) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.RunBenchmarks(b, newStore(memstore.WithChainKeys(keys)))
+}
