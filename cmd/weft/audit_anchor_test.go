@@ -294,3 +294,42 @@ func TestAuditRotateKey(t *testing.T) {
 		t.Errorf("audit verify with the keyring from before the rotation: %v, want the new key unknown", err)
 	}
 }
+
+// TestClusterNodesShareChainKeys: nodes on an external NATS given the same
+// keyring file (--chain-keys) key their events with it, and the log of
+// both verifies with it; a node started without keys writes unkeyed
+// events, which verification refuses.
+func TestClusterNodesShareChainKeys(t *testing.T) {
+	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), events.ChainKeysFile)
+	if err := events.WriteChainKeys(file, keys); err != nil {
+		t.Fatal(err)
+	}
+	start := func(id, keysFile string) {
+		n, err := startNode(t.Context(), nodeConfig{natsURL: srv.ClientURL(), cluster: clusterConfig{nodeID: id, chainKeysFile: keysFile}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = n.close() })
+		demoWaiting(t, n)
+	}
+	start("n1", file)
+	start("n2", file)
+	out := mustCLI(t, "audit", "verify", "--nats", srv.ClientURL(), "--keys", file)
+	wantContains(t, "audit verify of two keyed nodes", out, "intact", "in 2 streams", "MAC checked")
+
+	start("n3", "")
+	_, _, err = cli(t, "audit", "verify", "--nats", srv.ClientURL(), "--keys", file)
+	var ce *events.ChainError
+	if !errors.As(err, &ce) || ce.Fault != events.FaultUnkeyed || ce.Version != 1 {
+		t.Errorf("audit verify with an unkeyed node's session: %v, want an unkeyed event at version 1", err)
+	}
+}

@@ -77,6 +77,7 @@ func TestCommandErrors(t *testing.T) {
 		{name: "tail: negative count", args: []string{"tail", "weft.evt.>", "--count", "-1", url}, usage: true},
 
 		{name: "serve with an argument", args: []string{"serve", "now"}, usage: true},
+		{name: "serve with chain keys but no NATS", args: []string{"serve", "--chain-keys", "k.json"}, usage: true, msg: []string{"--chain-keys is for a node on an external NATS"}},
 		{name: "serve on NATS with a data directory", args: []string{"serve", "--nats", "nats://127.0.0.1:4222", "--data", "d"}, usage: true, msg: []string{"--nats runs on an external NATS"}},
 		{name: "serve without a listener", args: []string{"serve", "--listen", ""}, usage: true},
 		{name: "serve on an unreachable NATS", args: []string{"serve", down}, msg: []string{"connect"}},

@@ -173,6 +173,9 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 			reportSettled(ctx, ch, res.RunID, o.json, stdout)
 		}()
 	}
+	if o.node.natsURL != "" && o.node.cluster.chainKeysFile == "" {
+		fmt.Fprintf(stderr, "weft serve: no --chain-keys (or $%s): this node writes unkeyed events, which weft audit verify refuses\n", chainKeysEnv)
+	}
 	if o.node.natsURL != "" {
 		// A node of a cluster takes over the running sessions of a node
 		// that dies (or stops) as their leases end, without waiting for a
