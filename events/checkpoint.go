@@ -65,15 +65,6 @@ func (c *Checkpoint) Verify(ring *PublicKeyring) error {
 	return nil
 }
 
-// Head returns the checkpoint's head of stream.
-func (c *Checkpoint) Head(stream string) (StreamHead, bool) {
-	i, ok := slices.BinarySearchFunc(c.Streams, stream, func(h StreamHead, s string) int { return cmp.Compare(h.Stream, s) })
-	if !ok {
-		return StreamHead{}, false
-	}
-	return c.Streams[i], true
-}
-
 func (c *Checkpoint) wellFormed() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadCheckpoint, fmt.Sprintf(format, args...))
