@@ -313,19 +313,25 @@ func TestClusterNodesShareChainKeys(t *testing.T) {
 	if err := events.WriteChainKeys(file, keys); err != nil {
 		t.Fatal(err)
 	}
-	start := func(id, keysFile string) {
+	start := func(id, keysFile string) *node {
 		n, err := startNode(t.Context(), nodeConfig{natsURL: srv.ClientURL(), cluster: clusterConfig{nodeID: id, chainKeysFile: keysFile}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = n.close() })
 		demoWaiting(t, n)
+		return n
 	}
-	start("n1", file)
-	start("n2", file)
+	n1, n2 := start("n1", file), start("n2", file)
 	out := mustCLI(t, "audit", "verify", "--nats", srv.ClientURL(), "--keys", file)
 	wantContains(t, "audit verify of two keyed nodes", out, "intact", "in 2 streams", "MAC checked")
 
+	// The keyed nodes stop, so that the unkeyed one drives its session.
+	for _, n := range []*node{n1, n2} {
+		if err := n.close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	start("n3", "")
 	_, _, err = cli(t, "audit", "verify", "--nats", srv.ClientURL(), "--keys", file)
 	var ce *events.ChainError
