@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
@@ -15,7 +16,13 @@ import (
 
 // benchRuntime starts a runtime on memstore or on embedded JetStream.
 func benchRuntime(b *testing.B, durable bool) *weft.Runtime {
-	cfg := weft.Config{Store: memstore.New()}
+	// The memory store keys its chain as the JetStream log of a data
+	// directory does, so that both cases pay for it.
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := weft.Config{Store: memstore.New(memstore.WithChainKeys(keys))}
 	if durable {
 		cfg = weft.Config{DataDir: b.TempDir()}
 	}

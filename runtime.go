@@ -33,6 +33,15 @@ type Config struct {
 	// or an embedded nats-server (in a temporary directory, removed on
 	// Close, when DataDir is empty).
 	Store events.Store
+	// ChainKeys key the event log's chain (see events.ChainKey): the
+	// JetStream log the runtime opens keys every event it appends with
+	// the current key. Nil with a DataDir means the keys of the data
+	// directory (events.LoadOrCreateChainKeys: generated on first start
+	// into DataDir/chain-keys.json, mode 0600, with the public keyring
+	// beside it); nil without a DataDir (a node of a cluster) writes
+	// unkeyed events, which weft audit verify reports. A Store given in
+	// Store is keyed by its own options (memstore.WithChainKeys).
+	ChainKeys *events.ChainKeys
 	// Subjects is the subject scheme; zero means bus.Default ("weft").
 	Subjects bus.Subjects
 	// Sync is the fsync policy of the embedded server.
@@ -216,7 +225,17 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.store = cfg.Store
 	if rt.store == nil {
+		keys := cfg.ChainKeys
+		if keys == nil && cfg.DataDir != "" {
+			if keys, err = events.LoadOrCreateChainKeys(cfg.DataDir); err != nil {
+				rt.closeConn()
+				return nil, fmt.Errorf("weft: the chain keys of %s: %w", cfg.DataDir, err)
+			}
+		}
 		opts := []jetstream.Option{jetstream.WithSubjects(rt.subj)}
+		if keys != nil {
+			opts = append(opts, jetstream.WithChainKeys(keys))
+		}
 		if cfg.Replicas > 1 {
 			opts = append(opts, jetstream.WithReplicas(cfg.Replicas))
 		}

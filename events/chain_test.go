@@ -31,9 +31,9 @@ func chained(t *testing.T, stream string, n int) []events.Event {
 			Data:          json.RawMessage(fmt.Sprintf(`{"n":%d, "html":"<&>"}`, i)),
 		}
 	}
-	events.Chain(evs[:2], 0, "")
+	events.Chain(evs[:2], 0, "", nil)
 	prev := events.Hash(evs[1])
-	events.Chain(evs[2:], 2, prev)
+	events.Chain(evs[2:], 2, prev, nil)
 	return evs
 }
 
@@ -189,15 +189,15 @@ func TestVerifyStreams(t *testing.T) {
 		}
 	}
 	calls := 0
-	n, err := events.VerifyStreams(seq(log), func(int) { calls++ })
-	if err != nil || n != 6 || calls != 6 {
-		t.Errorf("VerifyStreams = %d, %v with %d progress calls; want 6, nil, 6", n, err, calls)
+	res, err := events.VerifyStreams(seq(log), events.VerifyOptions{Progress: func(int) { calls++ }})
+	if err != nil || res.Events != 6 || res.Streams != 2 || calls != 6 {
+		t.Errorf("VerifyStreams = %+v, %v with %d progress calls; want 6 events in 2 streams, nil, 6", res, err, calls)
 	}
 	log[4].Data = json.RawMessage(`{}`) // b's version 3 is b's last: alter a's instead
 	log[2].Data = json.RawMessage(`{}`)
-	n, err = events.VerifyStreams(seq(log), nil)
+	res, err = events.VerifyStreams(seq(log), events.VerifyOptions{})
 	var ce *events.ChainError
-	if !errors.As(err, &ce) || ce.Stream != "a" || ce.Version != 3 || n != 5 {
-		t.Errorf("VerifyStreams of a tampered log = %d, %v; want a break at a's version 3 after 5 events", n, err)
+	if !errors.As(err, &ce) || ce.Stream != "a" || ce.Version != 3 || res.Events != 5 {
+		t.Errorf("VerifyStreams of a tampered log = %+v, %v; want a break at a's version 3 after 5 events", res, err)
 	}
 }

@@ -35,5 +35,18 @@
 // chained and a stream cannot fork. VerifyChain, Verifier and VerifyStreams
 // recompute the chain and report the first altered, missing, inserted or
 // reordered event as a *ChainError. Altering the last event of a stream is
-// not detectable from the chain alone (nothing links to it yet).
+// not detectable from the plain chain alone (nothing links to it yet), and
+// anyone can recompute a plain chain.
+//
+// # Keyed chain and checkpoints
+//
+// A store given chain keys (memstore.WithChainKeys and the like) also sets
+// KeyID and MAC on every event: an HMAC-SHA256 of its Hash under the
+// current ChainKey, which only the nodes hold, so an event forged with the
+// right PrevHash fails Verifier.Keys. A Checkpoint, signed with the key's
+// Ed25519 half and kept outside the log, records every stream's head;
+// VerifyOptions.Checkpoint then reports a stream that was truncated,
+// deleted or replaced, or whose checkpointed event changed, and needs only
+// the PublicKeyring. See ChainKey for why the MAC is per event and the
+// signature per checkpoint, and the README for what is and is not detected.
 package events

@@ -40,7 +40,7 @@ func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 	for _, f := range [...]struct{ key, val string }{
 		{`,"session_id":`, ev.SessionID}, {`,"run_id":`, ev.RunID}, {`,"tool_call_id":`, ev.ToolCallID},
 		{`,"correlation_id":`, ev.CorrelationID}, {`,"causation_id":`, ev.CausationID},
-		{`,"prev_hash":`, ev.PrevHash},
+		{`,"prev_hash":`, ev.PrevHash}, {`,"key_id":`, ev.KeyID}, {`,"mac":`, ev.MAC},
 	} {
 		if f.val != "" {
 			b = append(b, f.key...)
@@ -58,9 +58,9 @@ func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 // unless its strings need escaping: encoders allocate it once.
 func SizeHint(ev *Event) int {
 	// The member names, the quotes, the id, the numbers and the time take
-	// at most 320 bytes; the strings and the data take their length.
-	return 320 + len(ev.Stream) + len(ev.Type) + len(ev.SessionID) + len(ev.RunID) + len(ev.ToolCallID) +
-		len(ev.CorrelationID) + len(ev.CausationID) + len(ev.PrevHash) + len(ev.Data)
+	// at most 345 bytes; the strings and the data take their length.
+	return 345 + len(ev.Stream) + len(ev.Type) + len(ev.SessionID) + len(ev.RunID) + len(ev.ToolCallID) +
+		len(ev.CorrelationID) + len(ev.CausationID) + len(ev.PrevHash) + len(ev.KeyID) + len(ev.MAC) + len(ev.Data)
 }
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it.

@@ -19,7 +19,7 @@ func TestAppendJSON(t *testing.T) {
 		ID: uuid.MustParse("01a2274e-0000-7000-8000-000000000001"), Stream: "session-a.b", Version: 7, Position: 42,
 		Type: events.TypeToolReturned, SchemaVersion: 1, Time: time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC),
 		SessionID: "a.b", RunID: "r", ToolCallID: "call<&>\"1\"", CorrelationID: "c", CausationID: "d",
-		PrevHash: "ab12", Data: json.RawMessage(`{"tool":"x","n":1}`),
+		PrevHash: "ab12", KeyID: "0123456789abcdef", MAC: "cd34", Data: json.RawMessage(`{"tool":"x","n":1}`),
 	}
 	tests := []struct {
 		name string
@@ -76,7 +76,8 @@ func TestSizeHint(t *testing.T) {
 		Position: math.MaxUint64, Type: events.TypeToolReturned, SchemaVersion: math.MinInt,
 		Time:      time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.FixedZone("x", -(9*3600+30*60))),
 		SessionID: long, RunID: long, ToolCallID: long, CorrelationID: long, CausationID: long,
-		PrevHash: strings.Repeat("f", 64), Data: json.RawMessage(`{"tool":"` + long + `"}`),
+		PrevHash: strings.Repeat("f", 64), KeyID: strings.Repeat("e", 16), MAC: strings.Repeat("d", 64),
+		Data: json.RawMessage(`{"tool":"` + long + `"}`),
 	}
 	for _, withPosition := range []bool{true, false} {
 		hint := events.SizeHint(&ev)

@@ -37,6 +37,13 @@ type Event struct {
 	// ("" for version 1), assigned by the store on append: the link of the
 	// stream's hash chain (see Hash and VerifyChain).
 	PrevHash string `json:"prev_hash,omitempty"`
+	// KeyID and MAC key the chain link, assigned by a store that holds
+	// chain keys: MAC is the HMAC of the event's Hash under the key KeyID
+	// names (see ChainKey), so that only the nodes that hold the key can
+	// write a link that verifies. Hash does not cover them. Both are empty
+	// for an event written without keys ("unkeyed").
+	KeyID string `json:"key_id,omitempty"`
+	MAC   string `json:"mac,omitempty"`
 	// Data is the type-specific payload, JSON.
 	Data json.RawMessage `json:"data,omitempty"`
 }

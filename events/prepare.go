@@ -16,8 +16,8 @@ const DefaultMaxDataBytes = 1 << 20
 
 // PrepareAppend checks an append's arguments the way the Store contract
 // requires and returns the events as they are to be stored: copies of evs
-// with Stream set, Version, Position and PrevHash cleared (the backend
-// numbers and chains them with Chain), and ID (a new UUIDv7), Time
+// with Stream set, Version, Position, PrevHash, KeyID and MAC cleared (the
+// backend numbers, chains and keys them with Chain), and ID (a new UUIDv7), Time
 // (now, UTC) and SchemaVersion (the type's current one, when the type is in
 // the catalogue) filled where zero. Backends call it first in Append so that
 // they all refuse the same inputs with the same errors:
@@ -76,7 +76,7 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 		if ev.SchemaVersion == 0 {
 			ev.SchemaVersion, _ = ev.Type.SchemaVersion()
 		}
-		ev.Stream, ev.Version, ev.Position, ev.PrevHash = stream, 0, 0, ""
+		ev.Stream, ev.Version, ev.Position, ev.PrevHash, ev.KeyID, ev.MAC = stream, 0, 0, "", "", ""
 		ev.Data = bytes.Clone(ev.Data)
 		out[i] = ev
 	}

@@ -60,7 +60,7 @@ func TestGoldenTampered(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(h.name+"/"+tc.name, func(t *testing.T) {
 				orig := append([]events.Event(nil), recorded...)
-				_, err := events.VerifyStreams(eventSeq(tc.tamper(append([]events.Event(nil), recorded...))), nil)
+				_, err := events.VerifyStreams(eventSeq(tc.tamper(append([]events.Event(nil), recorded...))), events.VerifyOptions{})
 				var ce *events.ChainError
 				if !errors.As(err, &ce) {
 					t.Fatalf("VerifyStreams = %v, want a *ChainError", err)

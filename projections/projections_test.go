@@ -95,7 +95,7 @@ func waitingCut(evs []events.Event) int {
 func TestGolden(t *testing.T) {
 	for _, h := range histories {
 		evs := loadHistory(t, h)
-		if _, err := events.VerifyStreams(eventSeq(evs), nil); err != nil {
+		if _, err := events.VerifyStreams(eventSeq(evs), events.VerifyOptions{}); err != nil {
 			t.Errorf("%s: hash chain of the golden history: %v", h.name, err)
 		}
 		cuts := map[string]int{"full": len(evs)}

@@ -17,20 +17,21 @@ import (
 // TestAuditVerify: the log a node writes verifies, as a whole and per
 // session, in text and JSON, with a progress line on request.
 func TestAuditVerify(t *testing.T) {
-	n, _ := testNode(t)
+	n, dir := testNode(t)
 	s1, _ := demoWaiting(t, n)
 	demoWaiting(t, n)
 	url := "--nats=" + n.url
+	keys := "--keys=" + filepath.Join(dir, events.ChainKeysFile)
 
-	out := mustCLI(t, "audit", "verify", url)
-	wantContains(t, "audit verify", out, "hash chain intact", "in 2 streams")
+	out := mustCLI(t, "audit", "verify", url, keys)
+	wantContains(t, "audit verify", out, "hash chain intact", "in 2 streams", "MAC checked")
 
-	rep := decodeJSON[verifyReport](t, mustCLI(t, "audit", "verify", s1.ID(), url, "--json"))
-	if !rep.OK || rep.Streams != 1 || rep.Events == 0 || rep.Broken != nil {
-		t.Errorf("audit verify %s --json = %+v, want ok over one stream", s1.ID(), rep)
+	rep := decodeJSON[verifyReport](t, mustCLI(t, "audit", "verify", s1.ID(), url, keys, "--json"))
+	if !rep.OK || rep.Streams != 1 || rep.Events == 0 || rep.Broken != nil || !rep.MACsChecked || rep.Unkeyed != 0 {
+		t.Errorf("audit verify %s --json = %+v, want ok over one keyed stream", s1.ID(), rep)
 	}
 
-	_, errOut, err := cli(t, "audit", "verify", url, "--progress")
+	_, errOut, err := cli(t, "audit", "verify", url, keys, "--progress")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +41,10 @@ func TestAuditVerify(t *testing.T) {
 // TestAuditVerifyTampered copies a node's log into fresh embedded stores
 // with one event altered, deleted or two swapped, bypassing the store's
 // Append (so nothing re-chains them), and checks audit verify fails and
-// names the first broken event.
+// names the first broken event: with the chain keys (an altered event
+// fails its own MAC) and with --plain (the next event's prev_hash).
 func TestAuditVerifyTampered(t *testing.T) {
-	n, _ := testNode(t)
+	n, nodeDir := testNode(t)
 	sess, _ := demoWaiting(t, n)
 	stream := events.SessionStream(sess.ID())
 	nc, err := bus.Connect(t.Context(), []string{n.url})
@@ -66,22 +68,26 @@ func TestAuditVerifyTampered(t *testing.T) {
 		t.Fatalf("the node's own log: %v", err)
 	}
 
+	altered := func(evs []events.Event) []events.Event {
+		evs[2].Data = json.RawMessage(`{"altered":true}`)
+		return evs
+	}
+	keys := "--keys=" + filepath.Join(nodeDir, events.ChainKeysFile)
 	tests := []struct {
 		name    string
+		mode    string // --keys or --plain
 		tamper  func([]events.Event) []events.Event
 		version uint64 // of the first broken event
 		idOf    int    // its index in the good log
 		fault   events.ChainFault
 		good    int // events checked before the break
 	}{
-		{"altered data", func(evs []events.Event) []events.Event {
-			evs[2].Data = json.RawMessage(`{"altered":true}`)
-			return evs
-		}, 4, 3, events.FaultPrevHash, 3},
-		{"deleted event", func(evs []events.Event) []events.Event {
+		{"altered data", keys, altered, 3, 2, events.FaultBadMAC, 2},
+		{"altered data, plain", "--plain", altered, 4, 3, events.FaultPrevHash, 3},
+		{"deleted event", keys, func(evs []events.Event) []events.Event {
 			return append(evs[:2:2], evs[3:]...)
 		}, 4, 3, events.FaultVersionGap, 2},
-		{"swapped events", func(evs []events.Event) []events.Event {
+		{"swapped events", "--plain", func(evs []events.Event) []events.Event {
 			evs[2], evs[3] = evs[3], evs[2]
 			return evs
 		}, 4, 3, events.FaultVersionGap, 2},
@@ -91,7 +97,7 @@ func TestAuditVerifyTampered(t *testing.T) {
 			dir := t.TempDir()
 			writeRawLog(t, filepath.Join(dir, "nats"), tc.tamper(append([]events.Event(nil), good...)))
 
-			out, _, err := cli(t, "audit", "verify", "--data", dir)
+			out, _, err := cli(t, "audit", "verify", "--data", dir, tc.mode)
 			if !errors.Is(err, errChainBroken) {
 				t.Fatalf("audit verify of a tampered log: %v, want errChainBroken\n%s", err, out)
 			}
@@ -101,7 +107,7 @@ func TestAuditVerifyTampered(t *testing.T) {
 			}
 			wantContains(t, "audit verify output", out, "BROKEN", good[tc.idOf].ID.String(), string(tc.fault))
 
-			out, _, err = cli(t, "audit", "verify", "--data", dir, "--json")
+			out, _, err = cli(t, "audit", "verify", "--data", dir, tc.mode, "--json")
 			if !errors.Is(err, errChainBroken) {
 				t.Fatalf("audit verify --json: %v", err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events"
 )
 
 // nodeConfig says how to start a node.
@@ -45,6 +46,9 @@ type clusterConfig struct {
 	replicas              int
 	nodeID                string
 	leaseTTL              time.Duration
+	// chainKeysFile is the node's secret chain keyring (see
+	// events.ChainKeysFile); empty writes unkeyed events.
+	chainKeysFile string
 }
 
 // runtimeConfig returns the facade's Config of a node on the external NATS
@@ -89,7 +93,13 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	switch {
 	case cfg.natsURL != "":
 		n.url = cfg.natsURL
-		if n.rt, err = weft.Start(ctx, cfg.cluster.runtimeConfig(splitURLs(cfg.natsURL))); err != nil {
+		rcfg := cfg.cluster.runtimeConfig(splitURLs(cfg.natsURL))
+		if f := cfg.cluster.chainKeysFile; f != "" {
+			if rcfg.ChainKeys, err = events.ReadChainKeys(f); err != nil {
+				return nil, err
+			}
+		}
+		if n.rt, err = weft.Start(ctx, rcfg); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", cfg.natsURL, err)
 		}
 	default:
@@ -123,7 +133,13 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		if id, err = dataDirNodeID(n.dataDir); err != nil {
 			return nil, err
 		}
-		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: n.url, NodeID: id}); err != nil {
+		// The data directory's chain keys, as the runtime loads them
+		// on a DataDir.
+		var keys *events.ChainKeys
+		if keys, err = events.LoadOrCreateChainKeys(n.dataDir); err != nil {
+			return nil, err
+		}
+		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: n.url, NodeID: id, ChainKeys: keys}); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", n.url, err)
 		}
 	}

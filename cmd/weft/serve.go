@@ -50,6 +50,7 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.StringVar(&c.user, "user", "", "with --nats: authenticate as `NAME` (the password is read from $WEFT_NATS_PASSWORD)")
 	fs.StringVar(&c.credsFile, "creds", "", "with --nats: authenticate with the NATS credentials `FILE` (JWT and nkey seed)")
 	fs.StringVar(&c.nkeySeedFile, "nkey", "", "with --nats: authenticate with the nkey seed in `FILE`")
+	fs.StringVar(&c.chainKeysFile, "chain-keys", os.Getenv(chainKeysEnv), "with --nats: key the event log's chain with the secret chain keyring `FILE` (mode 0600; default $WEFT_CHAIN_KEYS; without it the node writes unkeyed events)")
 	var tlsCfg bus.TLSConfig
 	fs.StringVar(&tlsCfg.CAFile, "tls-ca", "", "with --nats: connect with TLS, trusting the CA certificates in `FILE`")
 	fs.StringVar(&tlsCfg.CertFile, "tls-cert", "", "with --nats: the client certificate `FILE` of TLS (with --tls-key)")
@@ -99,13 +100,16 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 }
 
 // clusterFlags are the flags of serve that need --nats.
-var clusterFlags = []string{"remote-tools", "node-id", "lease-ttl", "replicas", "user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key"}
+var clusterFlags = []string{"remote-tools", "node-id", "lease-ttl", "replicas", "user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key", "chain-keys"}
 
 // The environment variables serve reads secrets from (secrets on a command
 // line show in the process list).
 const (
 	passwordEnv = "WEFT_NATS_PASSWORD" // the password of --user
 	tokenEnv    = "WEFT_NATS_TOKEN"    // a token to authenticate with
+	// chainKeysEnv names the secret chain keyring file of a node on
+	// external NATS, and of weft audit reading a log over --nats.
+	chainKeysEnv = "WEFT_CHAIN_KEYS"
 )
 
 // serveReport is what serve --json prints once the node is ready.
@@ -168,6 +172,9 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 			defer func() { _ = sub.Unsubscribe() }()
 			reportSettled(ctx, ch, res.RunID, o.json, stdout)
 		}()
+	}
+	if o.node.natsURL != "" && o.node.cluster.chainKeysFile == "" {
+		fmt.Fprintf(stderr, "weft serve: no --chain-keys (or $%s): this node writes unkeyed events, which weft audit verify refuses\n", chainKeysEnv)
 	}
 	if o.node.natsURL != "" {
 		// A node of a cluster takes over the running sessions of a node

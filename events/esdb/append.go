@@ -43,7 +43,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 				return res, err
 			}
 		}
-		events.Chain(prepared, current, prev)
+		events.Chain(prepared, current, prev, s.chainKey())
 		appendID := uuid.NewString()
 		data := make([]esdb.EventData, len(prepared))
 		for i, ev := range prepared {

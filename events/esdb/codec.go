@@ -28,6 +28,9 @@ type Metadata struct {
 	CausationID   string    `json:"causation_id,omitempty"`
 	// PrevHash is the envelope's link in its stream's hash chain.
 	PrevHash string `json:"prev_hash,omitempty"`
+	// KeyID and MAC key the link (see events.ChainKey).
+	KeyID string `json:"key_id,omitempty"`
+	MAC   string `json:"mac,omitempty"`
 	// AppendID identifies the Append call that wrote the event; a re-append
 	// of the same events (a retry) carries a different one, which is how
 	// Append tells a deduplicated retry from a fresh write.
@@ -45,6 +48,8 @@ func toEventData(ev events.Event, appendID string) (esdb.EventData, error) {
 		CorrelationID: ev.CorrelationID,
 		CausationID:   ev.CausationID,
 		PrevHash:      ev.PrevHash,
+		KeyID:         ev.KeyID,
+		MAC:           ev.MAC,
 		AppendID:      appendID,
 	})
 	if err != nil {
@@ -95,6 +100,8 @@ func fromRecorded(r *esdb.RecordedEvent, stream string) (events.Event, string, e
 		CorrelationID: m.CorrelationID,
 		CausationID:   m.CausationID,
 		PrevHash:      m.PrevHash,
+		KeyID:         m.KeyID,
+		MAC:           m.MAC,
 	}
 	if pos := r.Position.Commit; pos != unknownPosition {
 		ev.Position = pos + 1

@@ -20,6 +20,7 @@ type Store struct {
 	owned   bool // Close closes client
 	maxData int
 	prefix  string
+	keys    *events.ChainKeys
 
 	// life is the store's lifetime: Close cancels it, which ends live
 	// subscriptions with ErrClosed.
@@ -34,6 +35,24 @@ type Option func(*config) error
 type config struct {
 	maxData int
 	prefix  string
+	keys    *events.ChainKeys
+}
+
+// WithChainKeys keys the chain of every appended event with the current
+// key of ks (see events.ChainKey): without it, events are unkeyed.
+func WithChainKeys(ks *events.ChainKeys) Option {
+	return func(c *config) error {
+		c.keys = ks
+		return nil
+	}
+}
+
+// chainKey is the key of new events, nil without chain keys.
+func (s *Store) chainKey() *events.ChainKey {
+	if s.keys == nil {
+		return nil
+	}
+	return s.keys.Current()
 }
 
 // WithMaxDataBytes sets the largest event Data Append accepts; n <= 0 means
@@ -113,7 +132,7 @@ func newConfig(opts []Option) (config, error) {
 func newStore(client *esdb.Client, owned bool, c config) *Store {
 	// The store's lifetime context: cancelled by Close.
 	life, cancel := context.WithCancel(context.Background())
-	return &Store{client: client, owned: owned, maxData: c.maxData, prefix: c.prefix, life: life, cancel: cancel}
+	return &Store{client: client, owned: owned, maxData: c.maxData, prefix: c.prefix, keys: c.keys, life: life, cancel: cancel}
 }
 
 // Close ends live subscriptions (they yield an error matching

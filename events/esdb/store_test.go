@@ -42,10 +42,14 @@ func newTestStore(t testing.TB, opts ...esdb.Option) (*esdb.Store, *esdbtest.Ser
 // TestConformance runs the conformance suite against the in-test protocol
 // server: a fresh server per store.
 func TestConformance(t *testing.T) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
 	storetest.Run(t, func(t testing.TB) events.Store {
-		s, _ := newTestStore(t)
+		s, _ := newTestStore(t, esdb.WithChainKeys(keys))
 		return s
-	}, storetest.Options{MaxDataBytes: maxData})
+	}, storetest.Options{MaxDataBytes: maxData, ChainKeys: keys})
 }
 
 // TestConformanceRealServer runs the conformance suite against the server

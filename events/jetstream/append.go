@@ -94,7 +94,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 			}
 			return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version}
 		}
-		last := events.Chain(batch, h.version, h.hash)
+		last := events.Chain(batch, h.version, h.hash, s.chainKey())
 		msgs, err := s.messages(batch, subjects, filter, h)
 		if err != nil {
 			return fail(err)

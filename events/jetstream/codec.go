@@ -26,6 +26,8 @@ type wireEvent struct {
 	CorrelationID string          `json:"correlation_id,omitempty"`
 	CausationID   string          `json:"causation_id,omitempty"`
 	PrevHash      string          `json:"prev_hash,omitempty"`
+	KeyID         string          `json:"key_id,omitempty"`
+	MAC           string          `json:"mac,omitempty"`
 	Data          json.RawMessage `json:"data,omitempty"`
 }
 
@@ -61,6 +63,8 @@ func decodeEvent(body []byte, pos uint64) (events.Event, error) {
 		CorrelationID: w.CorrelationID,
 		CausationID:   w.CausationID,
 		PrevHash:      w.PrevHash,
+		KeyID:         w.KeyID,
+		MAC:           w.MAC,
 		Data:          w.Data,
 	}, nil
 }

@@ -17,7 +17,7 @@ func reflectEncode(t testing.TB, ev *events.Event) []byte {
 	t.Helper()
 	w := wireEvent{ID: ev.ID, Stream: ev.Stream, Version: ev.Version, Type: ev.Type, SchemaVersion: ev.SchemaVersion,
 		Time: ev.Time, SessionID: ev.SessionID, RunID: ev.RunID, ToolCallID: ev.ToolCallID,
-		CorrelationID: ev.CorrelationID, CausationID: ev.CausationID, PrevHash: ev.PrevHash}
+		CorrelationID: ev.CorrelationID, CausationID: ev.CausationID, PrevHash: ev.PrevHash, KeyID: ev.KeyID, MAC: ev.MAC}
 	b, err := json.Marshal(&w)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +38,7 @@ func TestEncodeEvent(t *testing.T) {
 		{"every field", events.Event{ID: id, Stream: "session-1", Version: 7, Type: events.TypeToolReturned, SchemaVersion: 2,
 			Time: time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.FixedZone("x", -3600)), SessionID: "1", RunID: "r",
 			ToolCallID: "c", CorrelationID: "corr", CausationID: "cause", PrevHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			KeyID: "0123456789abcdef", MAC: "3a6eb0790f39ac87c94f3856b2dd2c5d110e6811602261a9a923d3bb23adc8b7",
 			Data: json.RawMessage(`{"tool":"x","n":1}`)}},
 		{"strings to escape", events.Event{ID: id, Stream: "session-a\"b", Version: 2, Type: events.TypeRunStarted,
 			SessionID: "<a&b>\\", RunID: "é\x01", ToolCallID: "\u2028", PrevHash: "<\"&>"}},

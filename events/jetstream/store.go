@@ -39,6 +39,7 @@ type config struct {
 	dupWindow  time.Duration
 	replicas   int
 	maxData    int
+	keys       *events.ChainKeys
 	// set records the options the caller gave explicitly: only those
 	// change the configuration of a stream that already exists.
 	set map[string]bool
@@ -110,6 +111,23 @@ func WithMaxDataBytes(n int) Option {
 	}
 }
 
+// WithChainKeys keys the chain of every appended event with the current
+// key of ks (see events.ChainKey): without it, events are unkeyed.
+func WithChainKeys(ks *events.ChainKeys) Option {
+	return func(c *config) error {
+		c.keys = ks
+		return nil
+	}
+}
+
+// chainKey is the key of new events, nil without chain keys.
+func (s *Store) chainKey() *events.ChainKey {
+	if s.keys == nil {
+		return nil
+	}
+	return s.keys.Current()
+}
+
 // Store is the JetStream event store. Create it with New. It does not own
 // the connection: Close leaves it open.
 type Store struct {
@@ -120,6 +138,7 @@ type Store struct {
 	subjects bus.Subjects
 	maxData  int
 	maxMsg   int
+	keys     *events.ChainKeys // keys the chain when set
 
 	mu    sync.Mutex
 	heads map[string]head
@@ -184,6 +203,7 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		subjects: cfg.subjects,
 		maxData:  maxData,
 		maxMsg:   maxMsg,
+		keys:     cfg.keys,
 		heads:    make(map[string]head),
 		closing:  closing,
 		close:    cancel,

@@ -67,6 +67,18 @@ func TestConformanceEmbedded(t *testing.T) {
 	storetest.Run(t, embeddedFactory(bus.SyncPeriodic), storetest.Options{MaxDataBytes: probe.MaxDataBytes()})
 }
 
+// TestConformanceEmbeddedKeyed runs the suite on keyed stores.
+func TestConformanceEmbeddedKeyed(t *testing.T) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := newStore(t, connect(t, startServer(t, bus.SyncPeriodic, "")))
+	storetest.Run(t, func(t testing.TB) events.Store {
+		return newStore(t, connect(t, startServer(t, bus.SyncPeriodic, "")), jsstore.WithChainKeys(keys))
+	}, storetest.Options{MaxDataBytes: probe.MaxDataBytes(), ChainKeys: keys})
+}
+
 // TestConformanceExternal runs the suite against the NATS server at
 // WEFT_NATS_URL, each store on its own JetStream stream and subject root,
 // deleted on cleanup.

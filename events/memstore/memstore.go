@@ -29,6 +29,7 @@ const chunk = 256
 // not usable.
 type Store struct {
 	maxData int
+	keys    *events.ChainKeys // keys the chain when set
 
 	mu      sync.Mutex
 	all     eventLog            // the global log; all.at(p).Position == p
@@ -53,6 +54,12 @@ func WithMaxDataBytes(n int) Option {
 		}
 		s.maxData = n
 	}
+}
+
+// WithChainKeys keys the chain of every appended event with the current
+// key of ks (see events.ChainKey): without it, events are unkeyed.
+func WithChainKeys(ks *events.ChainKeys) Option {
+	return func(s *Store) { s.keys = ks }
 }
 
 // New returns an empty store.
@@ -98,7 +105,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if !expected.Matches(current) {
 		return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: current}
 	}
-	s.hashes[stream] = events.Chain(batch, current, s.hashes[stream])
+	s.hashes[stream] = events.Chain(batch, current, s.hashes[stream], s.chainKey())
 	for i := range batch {
 		ev := &batch[i]
 		ev.Position = s.all.len() + 1
@@ -314,4 +321,12 @@ func (l *eventLog) add(ev events.Event) {
 func clone(ev events.Event) events.Event {
 	ev.Data = bytes.Clone(ev.Data)
 	return ev
+}
+
+// chainKey is the key of new events, nil without chain keys.
+func (s *Store) chainKey() *events.ChainKey {
+	if s.keys == nil {
+		return nil
+	}
+	return s.keys.Current()
 }

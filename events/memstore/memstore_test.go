@@ -26,10 +26,28 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, newStore(), storetest.Options{})
 }
 
+// TestConformanceKeyed runs the suite on stores with chain keys.
+func TestConformanceKeyed(t *testing.T) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Run(t, newStore(memstore.WithChainKeys(keys)), storetest.Options{ChainKeys: keys})
+}
+
 func TestConformanceSmallLimit(t *testing.T) {
 	storetest.Run(t, newStore(memstore.WithMaxDataBytes(1000)), storetest.Options{MaxDataBytes: 1000, Concurrency: 3})
 }
 
 func BenchmarkStore(b *testing.B) {
 	storetest.RunBenchmarks(b, newStore())
+}
+
+// BenchmarkStoreKeyed is BenchmarkStore on a store with chain keys.
+func BenchmarkStoreKeyed(b *testing.B) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.RunBenchmarks(b, newStore(memstore.WithChainKeys(keys)))
 }

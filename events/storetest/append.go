@@ -97,6 +97,9 @@ func testRoundTrip(f *fixture) {
 		if i > 0 {
 			want[i].PrevHash = events.Hash(want[i-1])
 		}
+		if keys := f.opts.ChainKeys; keys != nil {
+			want[i].KeyID, want[i].MAC = keys.Current().ID(), keys.Current().MAC(want[i])
+		}
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("ReadStream (-want +got):\n%s", diff)

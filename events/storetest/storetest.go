@@ -76,6 +76,10 @@ type Options struct {
 	// Concurrency is the number of appenders in the concurrency test
 	// (default 8).
 	Concurrency int
+	// ChainKeys, when set, are the chain keys the Factory's stores were
+	// given: the suite then also checks that every appended event is
+	// keyed with the current key and that the log verifies with them.
+	ChainKeys *events.ChainKeys
 }
 
 // Timeout bounds every wait of one subtest: a subscription that has not
@@ -113,6 +117,12 @@ func Run(t *testing.T, newStore Factory, opts Options) {
 		{"empty append", testEmptyAppend},
 		{"invalid event", testInvalidEvent},
 		{"close", testClose},
+	}
+	if opts.ChainKeys != nil {
+		tests = append(tests, struct {
+			name string
+			run  func(*fixture)
+		}{"keyed chain", testKeyedChain})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

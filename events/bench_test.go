@@ -1,0 +1,96 @@
+package events_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
+)
+
+// benchEvent is an event of ~150 bytes of data, as the runtime records.
+func benchEvent() events.Event {
+	return events.Event{
+		ID: uuid.MustParse("01900000-0000-7000-8000-000000000001"), Stream: "session-01900000-0000-7000-8000-000000000000",
+		Type: events.TypeToolReturned, SchemaVersion: 1, Time: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
+		SessionID: "01900000-0000-7000-8000-000000000000", RunID: "01900000-0000-7000-8000-000000000002", ToolCallID: "call_1",
+		Data: json.RawMessage(`{"tool":"deploy","result":{"environment":"production","release":"v1.4.2","status":"ok"},"duration_ms":12,"outcome":"ok"}`),
+	}
+}
+
+// BenchmarkChain is the store's chain step for one appended event:
+// unkeyed (the plain hash) and keyed (the hash and its HMAC).
+func BenchmarkChain(b *testing.B) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		key  *events.ChainKey
+	}{{"unkeyed", nil}, {"keyed", keys.Current()}} {
+		b.Run(tc.name, func(b *testing.B) {
+			batch := []events.Event{benchEvent()}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				events.Chain(batch, uint64(i), "", tc.key)
+			}
+		})
+	}
+}
+
+// BenchmarkVerify verifies a 10,000-event log: the plain chain, and with
+// the keys (every MAC checked).
+func BenchmarkVerify(b *testing.B) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := make([]events.Event, 10000)
+	prev := ""
+	for i := range log {
+		log[i] = benchEvent()
+		log[i].ID[15], log[i].ID[14] = byte(i), byte(i>>8)
+		prev = events.Chain(log[i:i+1], uint64(i), prev, keys.Current())
+	}
+	seq := func(yield func(events.Event, error) bool) {
+		for _, ev := range log {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		keys *events.ChainKeys
+	}{{"plain", nil}, {"keyed", keys}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := events.VerifyStreams(seq, events.VerifyOptions{Keys: tc.keys}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(log)), "ns/event")
+		})
+	}
+}
+
+// BenchmarkCheckpoint signs a checkpoint of 1,000 stream heads.
+func BenchmarkCheckpoint(b *testing.B) {
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	heads := make([]events.StreamHead, 1000)
+	for i := range heads {
+		heads[i] = events.StreamHead{Stream: fmt.Sprintf("session-%06d", i), Version: 17, Hash: fmt.Sprintf("%064x", i)}
+	}
+	for b.Loop() {
+		if _, err := events.NewCheckpoint(heads, keys.Current(), time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
