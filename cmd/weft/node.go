@@ -66,7 +66,10 @@ func (c clusterConfig) runtimeConfig(urls []string) weft.Config {
 type node struct {
 	rt     *weft.Runtime
 	server *bus.Server // the embedded server when it listens; nil otherwise
-	agent  *weft.Agent // the demo agent
+	// lock is the data directory's lock when server is set (the runtime
+	// holds it otherwise).
+	lock  *weft.DataDirLock
+	agent *weft.Agent // the demo agent
 	// url is what other processes connect to ("" when nothing listens);
 	// dataDir the data directory of an embedded server ("" on external
 	// NATS); tmp is set when dataDir is temporary.
@@ -110,7 +113,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 			break
 		}
 		// A listening server is started here (the runtime's embedded
-		// default opens no port) and the runtime connects to it by URL.
+		// default opens no port) and the runtime connects to it by URL;
+		// the node, not the runtime, then holds the directory's lock.
+		if n.lock, err = weft.LockDataDir(n.dataDir); err != nil {
+			return nil, err
+		}
 		n.server, err = bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(n.dataDir, "nats"), Listen: cfg.listen})
 		if err != nil {
 			return nil, fmt.Errorf("start the embedded nats-server on %s: %w", cfg.listen, err)
@@ -177,6 +184,7 @@ func (n *node) close() error {
 		n.server.Shutdown()
 		n.server = nil
 	}
+	_ = n.lock.Release()
 	if n.tmp {
 		if rerr := os.RemoveAll(n.dataDir); rerr != nil && err == nil {
 			err = fmt.Errorf("remove the data directory: %w", rerr)
