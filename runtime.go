@@ -262,10 +262,17 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	return rt, nil
 }
 
+// ErrSessionDamaged matches the error Recover returns, next to the ids of
+// the sessions it carried on, when some running sessions are damaged (their
+// streams hold poison): an *actors.DamagedError listing them.
+var ErrSessionDamaged = actors.ErrSessionDamaged
+
 // Recover carries on the runs a previous process left running (their
 // sessions rebuild from their events; see the actors package for the
 // rules). Register every agent with NewAgent first. It returns the ids of
-// the sessions it restarted; waiting runs need no recovery.
+// the sessions it restarted; waiting runs need no recovery. A damaged
+// session does not stop it: it logs it (Config.Logger), carries the others
+// on and returns their ids with an error matching ErrSessionDamaged.
 func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 	return rt.host.Recover(ctx)
 }

@@ -30,7 +30,15 @@ type verifyReport struct {
 	Where   string `json:"log"`
 	// Broken is the first event at which a chain breaks (absent when OK).
 	Broken *events.ChainError `json:"broken,omitempty"`
+	// Quarantined lists the poison in the log: stored messages that are
+	// not weft events, events whose data does not decode (not OK).
+	Quarantined []*events.PoisonError `json:"quarantined,omitempty"`
 }
+
+// verifyTimeout is audit verify's default --timeout. Reads of a damaged
+// store fail within seconds (see the jetstream package), so the bound is
+// only for a long log; set --timeout for a longer one.
+const verifyTimeout = 10 * time.Minute
 
 // runAuditVerify checks the hash chain of every stream of the log, or of
 // the given sessions' streams.
@@ -40,7 +48,9 @@ Recomputes the hash chain of the given sessions' streams (of every stream in
 the log when none is given): each event must follow its predecessor's
 version and carry its hash (events.Hash) as prev_hash. Prints how many
 events it checked, or the first altered, missing or reordered event and
-exits with status 1. A progress line goes to stderr when stderr is a
+exits with status 1. It names every poison message too (one that is not a
+weft event, or an event whose data does not decode) and then exits with
+status 1. The default --timeout is 10m. A progress line goes to stderr when stderr is a
 terminal, or with --progress.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the result as a JSON object")
@@ -53,7 +63,7 @@ terminal, or with --progress.`, stderr)
 		return err
 	}
 	if !setFlags(fs)["timeout"] {
-		src.timeout = time.Hour // a long log takes its time
+		src.timeout = verifyTimeout // a long log takes its time
 	}
 	draw := *progress || isTerminal(stderr)
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
@@ -71,8 +81,9 @@ terminal, or with --progress.`, stderr)
 			read uint64
 		)
 		every := max(total/100, 1000)
+		var poison []*events.PoisonError
 		var filtered iter.Seq2[events.Event, error] = func(yield func(events.Event, error) bool) {
-			for ev, err := range s.store.ReadAll(ctx, 0) {
+			for ev, err := range quarantine(s.store.ReadAll(ctx, 0), &poison) {
 				if err == nil {
 					if read++; draw && read%every == 0 {
 						bar.draw(read)
@@ -93,6 +104,12 @@ terminal, or with --progress.`, stderr)
 			bar.done()
 		}
 		rep := verifyReport{OK: err == nil, Events: n, Streams: len(seen), Where: s.where}
+		for _, p := range poison {
+			if len(want) == 0 || want[p.Stream] != "" {
+				rep.Quarantined = append(rep.Quarantined, p)
+			}
+		}
+		rep.OK = rep.OK && len(rep.Quarantined) == 0
 		var ce *events.ChainError
 		switch {
 		case errors.As(err, &ce):
@@ -112,12 +129,22 @@ terminal, or with --progress.`, stderr)
 		} else if rep.OK {
 			fmt.Fprintf(stdout, "hash chain intact: %d events in %d streams (%s)\n", rep.Events, rep.Streams, rep.Where)
 		} else {
-			fmt.Fprintf(stdout, "hash chain BROKEN after %d good events:\n", rep.Events)
-			fmt.Fprintf(stdout, "  stream:  %s\n  version: %d\n  event:   %s\n  fault:   %s\n  want:    %s\n  got:     %s\n",
-				ce.Stream, ce.Version, ce.ID, ce.Fault, dash(ce.Want), dash(ce.Got))
+			if ce == nil {
+				fmt.Fprintf(stdout, "hash chain intact: %d events in %d streams (%s)\n", rep.Events, rep.Streams, rep.Where)
+			} else {
+				fmt.Fprintf(stdout, "hash chain BROKEN after %d good events:\n", rep.Events)
+				fmt.Fprintf(stdout, "  stream:  %s\n  version: %d\n  event:   %s\n  fault:   %s\n  want:    %s\n  got:     %s\n",
+					ce.Stream, ce.Version, ce.ID, ce.Fault, dash(ce.Want), dash(ce.Got))
+			}
+			for _, p := range rep.Quarantined {
+				fmt.Fprintf(stdout, "POISON %v\n", p)
+			}
 		}
 		if ce != nil {
 			return fmt.Errorf("%w: %w", errChainBroken, ce)
+		}
+		if len(rep.Quarantined) > 0 {
+			return fmt.Errorf("%w: %d poison message(s), the first: %w", errPoison, len(rep.Quarantined), rep.Quarantined[0])
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 )
 
@@ -76,8 +78,10 @@ type node struct {
 	url     string
 	dataDir string
 	tmp     bool
-	// recovered are the sessions Recover carried on.
+	// recovered are the sessions Recover carried on; damaged those it
+	// could not (their streams hold poison).
 	recovered []string
+	damaged   []actors.DamagedSession
 }
 
 // startNode starts a node, registers the demo agent and recovers the runs
@@ -154,7 +158,12 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	if n.agent, err = n.rt.NewAgent(demoAgent, acfg); err != nil {
 		return nil, err
 	}
-	if n.recovered, err = n.rt.Recover(ctx); err != nil {
+	n.recovered, err = n.rt.Recover(ctx)
+	var damaged *actors.DamagedError
+	if errors.As(err, &damaged) {
+		n.damaged, err = damaged.Sessions, nil // reported, not fatal
+	}
+	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
 	return n, nil

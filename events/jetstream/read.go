@@ -43,7 +43,7 @@ func (s *Store) scan(ctx context.Context, filter string, from uint64, fn func(ev
 			if err != nil {
 				return n, s.readErr(ctx, err)
 			}
-			ev, err := decodeEvent(msg.Data, msg.Sequence)
+			ev, err := s.decode(msg.Subject, msg.Data, msg.Sequence)
 			if err != nil {
 				return n, err
 			}
@@ -130,12 +130,17 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 }
 
 // ReadAll implements events.Reader. Events appended while it reads may or
-// may not be included.
+// may not be included. A message that is not a weft event is yielded as
+// an *events.PoisonError with its Stream and Position, and the read goes
+// on.
 func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		stopped := false
-		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event) bool {
-			if !yield(ev, nil) {
+		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event, poison error) bool {
+			if poison != nil {
+				poison = &events.Error{Op: "read all", Stream: ev.Stream, Err: poison}
+			}
+			if !yield(ev, poison) {
 				stopped = true
 				return false
 			}

@@ -11,8 +11,10 @@ import (
 // scanOrdered calls fn with every event on subjects matching filter with
 // stream sequence >= from, in order, through an ordered consumer, until fn
 // returns false or the consumer has delivered every message stored when it
-// started (its pending count reaches zero).
-func (s *Store) scanOrdered(ctx context.Context, filter string, from uint64, fn func(ev events.Event) bool) (int, error) {
+// started (its pending count reaches zero). A message that is not a weft
+// event is passed to fn as its *events.PoisonError (with an event that has
+// only Stream and Position), and the scan goes on.
+func (s *Store) scanOrdered(ctx context.Context, filter string, from uint64, fn func(ev events.Event, poison error) bool) (int, error) {
 	if err := s.live(ctx); err != nil {
 		return 0, err
 	}
@@ -43,12 +45,9 @@ func (s *Store) scanOrdered(ctx context.Context, filter string, from uint64, fn 
 		if err != nil {
 			return n, err
 		}
-		ev, err := decodeEvent(msg.Data(), meta.Sequence.Stream)
-		if err != nil {
-			return n, err
-		}
+		ev, poison := s.decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
 		n++
-		if !fn(ev) || meta.NumPending == 0 {
+		if !fn(ev, poison) || meta.NumPending == 0 {
 			return n, nil
 		}
 	}

@@ -295,7 +295,7 @@ func (s *Store) fetchHead(ctx context.Context, filter string) (head, error) {
 	if err != nil {
 		return head{}, fmt.Errorf("read stream head: %w", err)
 	}
-	ev, err := decodeEvent(msg.Data, msg.Sequence)
+	ev, err := s.decode(msg.Subject, msg.Data, msg.Sequence)
 	if err != nil {
 		return head{}, err
 	}

@@ -16,7 +16,9 @@ const subscribeBuffer = 1024
 // Subscribe implements events.Subscriber with an ordered consumer on every
 // event subject, starting at stream sequence after+1. The consumer is
 // ephemeral: the server removes it when the loop ends. It ends with
-// ctx.Err() when ctx is done and with ErrClosed when the store is closed.
+// ctx.Err() when ctx is done and with ErrClosed when the store is closed. A
+// message that is not a weft event is yielded as an *events.PoisonError
+// with its Stream and Position, and the subscription goes on.
 func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		fail := func(err error) { yield(events.Event{}, &events.Error{Op: "subscribe", Err: err}) }
@@ -68,12 +70,11 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 				fail(err)
 				return
 			}
-			ev, err := decodeEvent(msg.Data(), meta.Sequence.Stream)
-			if err != nil {
-				fail(err)
-				return
+			ev, poison := s.decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
+			if poison != nil {
+				poison = &events.Error{Op: "subscribe", Stream: ev.Stream, Err: poison}
 			}
-			if !yield(ev, nil) {
+			if !yield(ev, poison) {
 				return
 			}
 		}
