@@ -116,10 +116,11 @@ type serveReport struct {
 	DataDir   string      `json:"data_dir,omitempty"`
 	Agents    []string    `json:"agents"`
 	Recovered []string    `json:"recovered"`
+	Demo      *demoReport `json:"demo,omitempty"`
+
 	// Damaged are the running sessions Recover could not carry on: their
 	// streams hold poison (session id → why).
 	Damaged map[string]string `json:"damaged,omitempty"`
-	Demo    *demoReport       `json:"demo,omitempty"`
 }
 
 type demoReport struct {

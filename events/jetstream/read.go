@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"strconv"
 
@@ -22,9 +23,16 @@ const hdrNumPending = "Nats-Num-Pending"
 // sequence >= from, in order, until fn returns false or the messages
 // stored when scan reached them run out. It returns the number of events
 // passed to fn.
+//
+// From the start (from <= 1) of one stream's filter, the versions must
+// run 1, 2, 3, …: a version the server skips (a message of a damaged file
+// store that it cannot read) fails the scan with an
+// *events.DamagedStoreError naming the stream and the version.
 func (s *Store) scan(ctx context.Context, filter string, from uint64, fn func(ev events.Event) bool) (int, error) {
 	n := 0
 	seq := max(from, 1)
+	var version uint64 // the last version passed to fn
+	prevSeq := seq - 1
 	for {
 		if err := s.live(ctx); err != nil {
 			return n, err
@@ -47,6 +55,12 @@ func (s *Store) scan(ctx context.Context, filter string, from uint64, fn func(ev
 			if err != nil {
 				return n, err
 			}
+			if from <= 1 && ev.Version != version+1 {
+				return n, &events.DamagedStoreError{Stream: ev.Stream, Version: version + 1, Reason: fmt.Sprintf(
+					"the store gave version %d (position %d) after version %d (position %d): a message between them cannot be read (a damaged file store?)",
+					ev.Version, msg.Sequence, version, prevSeq)}
+			}
+			version, prevSeq = ev.Version, msg.Sequence
 			n++
 			got++
 			seq = msg.Sequence + 1
@@ -114,10 +128,12 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 	if from > h.version {
 		return out, nil
 	}
+	var last uint64
 	n, err := s.scan(ctx, filter, 1, func(ev events.Event) bool {
 		if ev.Version >= from {
 			out = append(out, ev)
 		}
+		last = ev.Version
 		return true
 	})
 	if err != nil {
@@ -125,6 +141,10 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 	}
 	if n == 0 {
 		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
+	}
+	if last < h.version {
+		return nil, &events.Error{Op: "read stream", Stream: stream, Err: &events.DamagedStoreError{Stream: stream, Version: last + 1,
+			Reason: fmt.Sprintf("the stream's last event is version %d but the store gave only %d (a damaged file store?)", h.version, last)}}
 	}
 	return out, nil
 }

@@ -2,6 +2,9 @@ package jetstream
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -14,6 +17,12 @@ import (
 // started (its pending count reaches zero). A message that is not a weft
 // event is passed to fn as its *events.PoisonError (with an event that has
 // only Stream and Position), and the scan goes on.
+//
+// A damaged store fails the scan at once with an *events.DamagedStoreError
+// naming the position: the event stream denies deletes and purges and
+// holds only event subjects, so its sequences are dense, and a message the
+// consumer skips (a gap) or never delivers (one the server counts but
+// cannot read: its pending count then never reaches zero) is damage.
 func (s *Store) scanOrdered(ctx context.Context, filter string, from uint64, fn func(ev events.Event, poison error) bool) (int, error) {
 	if err := s.live(ctx); err != nil {
 		return 0, err
@@ -36,8 +45,9 @@ func (s *Store) scanOrdered(ctx context.Context, filter string, from uint64, fn 
 	}
 	defer msgs.Stop()
 	n := 0
+	next := max(from, 1) // the sequence the consumer must deliver next
 	for {
-		msg, err := msgs.Next(jetstream.NextContext(ctx))
+		msg, err := s.nextMsg(ctx, msgs, next)
 		if err != nil {
 			return n, s.readErr(ctx, err)
 		}
@@ -45,10 +55,60 @@ func (s *Store) scanOrdered(ctx context.Context, filter string, from uint64, fn 
 		if err != nil {
 			return n, err
 		}
+		if seq := meta.Sequence.Stream; seq != next {
+			return n, gapError(next, seq)
+		}
+		next++
 		ev, poison := s.decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
 		n++
 		if !fn(ev, poison) || meta.NumPending == 0 {
 			return n, nil
 		}
 	}
+}
+
+// probeAfter is how long a scan waits for the next message before it asks
+// the server whether that message can be read at all.
+const probeAfter = 2 * time.Second
+
+// nextMsg returns the consumer's next message, which must be the one at
+// sequence seq. While none comes it asks the server every probeAfter for
+// message seq directly: when the stream holds seq (its last sequence is
+// at or past it) but cannot give it back, the store is damaged, and
+// nextMsg returns an *events.DamagedStoreError instead of waiting forever.
+func (s *Store) nextMsg(ctx context.Context, msgs jetstream.MessagesContext, seq uint64) (jetstream.Msg, error) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, probeAfter)
+		msg, err := msgs.Next(jetstream.NextContext(wctx))
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return msg, err
+		}
+		if derr := s.probe(ctx, seq); derr != nil {
+			return nil, derr
+		}
+	}
+}
+
+// probe returns an *events.DamagedStoreError when the stream's state says
+// it holds message seq but a direct read of it finds nothing, nil when the
+// message is readable or not stored yet (or the server does not answer:
+// the caller goes on waiting).
+func (s *Store) probe(ctx context.Context, seq uint64) error {
+	info, err := s.stream.Info(ctx)
+	if err != nil || info.State.LastSeq < seq {
+		return nil
+	}
+	if _, err := s.stream.GetMsg(ctx, seq); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return &events.DamagedStoreError{Position: seq, Reason: fmt.Sprintf(
+			"the stream holds messages up to %d but message %d cannot be read (a damaged file store?)", info.State.LastSeq, seq)}
+	}
+	return nil
+}
+
+// gapError is the damage of a consumer that delivered sequence got where
+// it had to deliver want.
+func gapError(want, got uint64) error {
+	return &events.DamagedStoreError{Position: want, Reason: fmt.Sprintf(
+		"message %d cannot be read: the store skipped from %d to %d (a damaged file store?)", want, want-1, got)}
 }
