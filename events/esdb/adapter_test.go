@@ -344,10 +344,33 @@ func TestSystemAndForeignEvents(t *testing.T) {
 		t.Errorf("Subscribe streams %v, want [a b]", got)
 	}
 
+	// A foreign event is poison: yielded as a *events.PoisonError naming
+	// its stream, and the read goes on to the events after it.
 	rawAppend(t, raw, "foreign", "order-placed", []byte(`{"user":"x"}`))
-	_, err = collect(t, s.ReadAll(ctx, 0))
-	if !errors.Is(err, events.ErrMalformed) {
-		t.Errorf("ReadAll over a foreign event: %v, want ErrMalformed", err)
+	if _, err := s.Append(ctx, "c", events.NoStream, newEvents(1)...); err != nil {
+		t.Fatal(err)
+	}
+	var streams []string
+	poison := 0
+	for ev, err := range s.ReadAll(ctx, 0) {
+		var p *events.PoisonError
+		switch {
+		case errors.As(err, &p):
+			poison++
+			if !errors.Is(err, events.ErrMalformed) || p.Stream != "foreign" || p.Version != 1 {
+				t.Errorf("ReadAll over a foreign event: %v (%+v), want ErrMalformed naming stream foreign version 1", err, p)
+			}
+		case err != nil:
+			t.Fatalf("ReadAll: %v", err)
+		default:
+			streams = append(streams, ev.Stream)
+		}
+	}
+	if poison != 1 || !cmp.Equal(streams, []string{"a", "b", "c"}) {
+		t.Errorf("ReadAll past a foreign event: streams %v and %d poison, want [a b c] and 1", streams, poison)
+	}
+	if _, err := s.ReadStream(ctx, "foreign", 0); !errors.Is(err, events.ErrPoison) {
+		t.Errorf("ReadStream of the foreign stream: %v, want ErrPoison", err)
 	}
 }
 
