@@ -85,7 +85,7 @@
 // counts it, so an ordered consumer's pending count never reaches zero and
 // a read waiting for it would hang. Reads check the sequence instead: a
 // skipped sequence or version, a message that does not arrive within 2 s
-// while the stream's state says it is stored (checked with a direct get),
+// while the stream's state says it is stored (asked of the stream's leader),
 // and a stream whose last message cannot be read (which would look new to
 // Append, and fork) fail with an *events.DamagedStoreError naming the
 // stream and version, or the position.

@@ -3,7 +3,6 @@ package jetstream
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -88,27 +87,4 @@ func (s *Store) nextMsg(ctx context.Context, msgs jetstream.MessagesContext, seq
 			return nil, derr
 		}
 	}
-}
-
-// probe returns an *events.DamagedStoreError when the stream's state says
-// it holds message seq but a direct read of it finds nothing, nil when the
-// message is readable or not stored yet (or the server does not answer:
-// the caller goes on waiting).
-func (s *Store) probe(ctx context.Context, seq uint64) error {
-	info, err := s.stream.Info(ctx)
-	if err != nil || info.State.LastSeq < seq {
-		return nil
-	}
-	if _, err := s.stream.GetMsg(ctx, seq); errors.Is(err, jetstream.ErrMsgNotFound) {
-		return &events.DamagedStoreError{Position: seq, Reason: fmt.Sprintf(
-			"the stream holds messages up to %d but message %d cannot be read (a damaged file store?)", info.State.LastSeq, seq)}
-	}
-	return nil
-}
-
-// gapError is the damage of a consumer that delivered sequence got where
-// it had to deliver want.
-func gapError(want, got uint64) error {
-	return &events.DamagedStoreError{Position: want, Reason: fmt.Sprintf(
-		"message %d cannot be read: the store skipped from %d to %d (a damaged file store?)", want, want-1, got)}
 }

@@ -286,36 +286,19 @@ func (s *Store) dropHead(stream string) {
 	delete(s.heads, stream)
 }
 
-// checkEmpty returns nil when the stream holds no message on filter, and
-// an *events.DamagedStoreError when it does (its last message could not be
-// read).
-func (s *Store) checkEmpty(ctx context.Context, filter string) error {
-	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(filter))
-	if err != nil {
-		return fmt.Errorf("read stream head: %w", err)
-	}
-	var n uint64
-	stream := ""
-	for subject, count := range info.State.Subjects {
-		n += count
-		stream, _, _ = s.subjects.ParseEvent(subject)
-	}
-	if n == 0 {
-		return nil
-	}
-	// Versions are dense: the stream's n-th message is its version n.
-	return &events.DamagedStoreError{Stream: stream, Version: n, Reason: fmt.Sprintf(
-		"the store holds %d messages of the stream but cannot read its last one (a damaged file store?)", n)}
-}
-
 // fetchHead reads the last event of stream from the server.
 func (s *Store) fetchHead(ctx context.Context, filter string) (head, error) {
 	msg, err := s.stream.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		// No event, or a last one the server counts but cannot read (a
-		// damaged file store): a stream that is not new must not look new,
-		// or an append would fork it.
-		return head{}, s.checkEmpty(ctx, filter)
+		// No event yet, one appended since, or a last one the server
+		// counts but cannot read (a damaged file store).
+		switch cerr := s.checkEmpty(ctx, filter); {
+		case cerr == nil:
+			return head{}, nil
+		case !errors.Is(cerr, errRetryHead):
+			return head{}, cerr
+		}
+		msg, err = s.stream.GetLastMsgForSubject(ctx, filter)
 	}
 	if err != nil {
 		return head{}, fmt.Errorf("read stream head: %w", err)
