@@ -24,6 +24,9 @@ type Config struct {
 	// DataDir is the data directory of the embedded default: the embedded
 	// nats-server keeps its JetStream file store (the event log) in
 	// DataDir/nats. Restarting on the same directory recovers the log.
+	// The runtime holds the directory's lock (see LockDataDir) until
+	// Close: a second Start on it, in this process or another, fails with
+	// a *DataDirLockedError naming the holder's pid.
 	DataDir string
 	// NATSURL connects to an external NATS (cluster) instead of embedding
 	// a server; the event log is its JetStream.
@@ -166,6 +169,7 @@ type Runtime struct {
 	host   *actors.Host
 	subj   bus.Subjects
 	tmp    string         // a temporary JetStream directory, removed on Close
+	lock   *DataDirLock   // the lock of Config.DataDir, released on Close
 	leases *actors.Leases // nil on the embedded server
 	// closeOnce runs Close once. Close keeps the fields set: sessions and
 	// watchers may still use them concurrently, and get ErrClosed.
@@ -204,6 +208,11 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 	case cfg.DataDir != "" || cfg.Store != nil:
 		dir := cfg.DataDir
+		if dir != "" {
+			if rt.lock, err = LockDataDir(dir); err != nil {
+				return nil, err
+			}
+		}
 		if dir == "" {
 			dir, err = tempDir()
 			if err != nil {
@@ -213,11 +222,13 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.server, err = bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(dir, "nats"), Sync: cfg.Sync, Logger: cfg.Logger})
 		if err != nil {
+			_ = rt.lock.Release()
 			return nil, fmt.Errorf("weft: start embedded nats-server: %w", err)
 		}
 		rt.conn, err = rt.server.Connect()
 		if err != nil {
 			rt.server.Shutdown()
+			_ = rt.lock.Release()
 			return nil, fmt.Errorf("weft: connect in-process: %w", err)
 		}
 	default:
@@ -270,10 +281,17 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	return rt, nil
 }
 
+// ErrSessionDamaged matches the error Recover returns, next to the ids of
+// the sessions it carried on, when some running sessions are damaged (their
+// streams hold poison): an *actors.DamagedError listing them.
+var ErrSessionDamaged = actors.ErrSessionDamaged
+
 // Recover carries on the runs a previous process left running (their
 // sessions rebuild from their events; see the actors package for the
 // rules). Register every agent with NewAgent first. It returns the ids of
-// the sessions it restarted; waiting runs need no recovery.
+// the sessions it restarted; waiting runs need no recovery. A damaged
+// session does not stop it: it logs it (Config.Logger), carries the others
+// on and returns their ids with an error matching ErrSessionDamaged.
 func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 	return rt.host.Recover(ctx)
 }
@@ -349,6 +367,7 @@ func (rt *Runtime) closeConn() {
 	if rt.server != nil {
 		rt.server.Shutdown()
 	}
+	_ = rt.lock.Release() // after the server stopped writing the directory
 	if rt.tmp != "" {
 		_ = os.RemoveAll(rt.tmp)
 		rt.tmp = ""

@@ -108,7 +108,8 @@
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,
 // unknown_decision, duplicate_decision, already_decided, missing_decisions,
-// wrong_decision, bad_command, internal, session_owned, unavailable; each
+// wrong_decision, bad_command, internal, session_owned, unavailable,
+// session_damaged; each
 // matches its Err… sentinel (CommandError). A resume refused with one of
 // unknown_run, not_waiting, unknown_decision, duplicate_decision,
 // already_decided, missing_decisions or wrong_decision changes nothing and
@@ -122,7 +123,9 @@
 // whose first read of its stream fails stays unloaded: it appends nothing,
 // answers unavailable, and reads the stream again on its next command (or
 // a Recover's advance) until a read succeeds. A stream the fold refuses
-// is answered internal. A lease operation made while routing a command
+// is answered internal; one that holds poison, or that a damaged store
+// cannot give back, session_damaged (ErrSessionDamaged, which also
+// matches ErrInternal): reading it again reads the same damage. A lease operation made while routing a command
 // (take, look up, forward) that fails transiently (a timeout, no
 // responders, a reconnecting connection, JetStream answering 503) is
 // answered unavailable too; other lease failures internal. With leases (see Ownership) a command may be forwarded

@@ -64,6 +64,7 @@ var codes = map[string]error{
 	"internal":           ErrInternal,
 	"unavailable":        ErrUnavailable,
 	"session_owned":      ErrSessionOwned,
+	"session_damaged":    ErrSessionDamaged,
 }
 
 // CommandError is the typed error of a refused command: the command's verb

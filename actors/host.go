@@ -528,13 +528,29 @@ func (h *Host) ReadSession(ctx context.Context, id string) (*SessionState, error
 // leases: those this node drives now, whether it drove them already or
 // has just taken their lease).
 //
+// Poison never stops it: a session whose stream holds poison (see
+// events.PoisonError) or events its fold refuses is damaged. Recover logs
+// each one with its id and the poison, carries every other session on,
+// and then returns the restarted ids together with a *DamagedError
+// (ErrSessionDamaged) listing the damaged running sessions. Poison in a
+// session that was not running is logged only.
+//
 // Recover reads the whole log: call it when a node starts. On a cluster,
 // WatchLeases then takes over the running sessions of nodes that die,
 // reading only their streams.
 func (h *Host) Recover(ctx context.Context) ([]string, error) {
 	running := map[string]bool{}
+	poisoned := map[string]error{}
 	var order []string
 	for ev, err := range h.cfg.Store.ReadAll(ctx, 0) {
+		var poison *events.PoisonError
+		if errors.As(err, &poison) {
+			h.log.Error("recover: poison in the log", "session", poison.SessionID(), "stream", poison.Stream, "position", poison.Position, "err", err)
+			if id := poison.SessionID(); id != "" && poisoned[id] == nil {
+				poisoned[id] = err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("recover: %w", err)
 		}
@@ -548,8 +564,21 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 		running[ev.SessionID] = stillRunning(was, ev.Type)
 	}
 	var out []string
+	var damaged []DamagedSession
 	for _, id := range order {
 		if !running[id] {
+			continue
+		}
+		damage := poisoned[id]
+		if damage == nil {
+			var err error
+			if damage, err = h.checkSession(ctx, id); err != nil {
+				return out, fmt.Errorf("recover session %q: %w", id, err)
+			}
+		}
+		if damage != nil {
+			h.log.Error("recover: session damaged, not carried on", "session", id, "err", damage)
+			damaged = append(damaged, DamagedSession{ID: id, Err: damage})
 			continue
 		}
 		ok, err := h.carryOn(ctx, id)
@@ -559,6 +588,9 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 		if ok {
 			out = append(out, id)
 		}
+	}
+	if len(damaged) > 0 {
+		return out, &DamagedError{Sessions: damaged}
 	}
 	return out, nil
 }

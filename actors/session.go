@@ -183,7 +183,8 @@ func (a *sessionActor) Receive(c actor.Context) {
 // load rebuilds the state from the session's stream. On failure the state
 // stays nil and loadErr says why: ErrUnavailable when the store could not
 // be read (JetStream restarting, a timeout: the next command tries again),
-// ErrInternal when the fold refuses the stream.
+// ErrInternal when the fold refuses the stream, ErrInternal and
+// ErrSessionDamaged when the stream holds poison or the store is damaged.
 func (a *sessionActor) load() error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
@@ -192,6 +193,11 @@ func (a *sessionActor) load() error {
 	switch {
 	case errors.Is(err, events.ErrStreamNotFound):
 		evs = nil // a new session
+	case errors.Is(err, events.ErrPoison) || errors.Is(err, events.ErrDamagedStore):
+		// Retrying reads the same damage: the session is damaged.
+		a.loadErr = fmt.Errorf("%w: %w", ErrSessionDamaged, err)
+		a.h.log.Error("load session: damaged", "session", a.id, "err", err)
+		return a.loadErr
 	case err != nil:
 		a.loadErr = fmt.Errorf("%w: read session: %w", ErrUnavailable, err)
 		a.h.log.Warn("load session", "session", a.id, "err", err)
@@ -862,8 +868,11 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 	}
 	if a.st == nil {
 		sentinel := ErrInternal
-		if errors.Is(a.loadErr, ErrUnavailable) {
+		switch {
+		case errors.Is(a.loadErr, ErrUnavailable):
 			sentinel = ErrUnavailable
+		case errors.Is(a.loadErr, ErrSessionDamaged):
+			sentinel = ErrSessionDamaged
 		}
 		refuse(sentinel, "load session: %v", a.loadErr)
 		return

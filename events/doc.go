@@ -49,4 +49,22 @@
 // deleted or replaced, or whose checkpointed event changed, and needs only
 // the PublicKeyring. See ChainKey for why the MAC is per event and the
 // signature per checkpoint, and the README for what is and is not detected.
+//
+// # Poison
+//
+// A store never takes in an event its readers could not decode:
+// PrepareAppend, which every backend calls first in Append, refuses a type
+// or schema version outside the catalogue and data that Decode refuses.
+// Poison can still reach a log another way (a message published by hand on
+// an event subject, an event written by another version or another
+// client). Readers quarantine it as a *PoisonError instead of stopping at
+// it: ReadAll and Subscribe yield it as a non-final element and go on;
+// ReadStream of its stream fails with it (a session whose stream holds it
+// is damaged); consumers that decode (the projections) turn a Decode
+// failure into one with Poison, and CheckStored does so for others.
+//
+// A damaged store is another matter: a read that finds the backend unable
+// to give back what it acknowledged (a gap in a stream's versions, a
+// message its files lost) ends at once with a *DamagedStoreError naming
+// the stream and version or the position, instead of waiting for it.
 package events

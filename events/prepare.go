@@ -26,6 +26,12 @@ const DefaultMaxDataBytes = 1 << 20
 //   - ErrEmptyAppend for no events;
 //   - ErrInvalidEvent for an event without a Type, with Data that is not
 //     valid JSON, or with the same ID as another event of the batch;
+//   - ErrInvalidEvent together with ErrUnknownType, ErrUnknownSchemaVersion
+//     or ErrMalformed (errors.Is matches both) for an event that Decode
+//     would refuse: a type outside the catalogue, a schema version the
+//     catalogue does not know for it, or Data that does not decode as the
+//     type's data struct. A store never holds an event its readers cannot
+//     decode (see "Poison" in the package doc for those already stored);
 //   - ErrPayloadTooLarge for Data longer than maxData bytes (maxData <= 0
 //     means DefaultMaxDataBytes).
 //
@@ -75,6 +81,13 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 		}
 		if ev.SchemaVersion == 0 {
 			ev.SchemaVersion, _ = ev.Type.SchemaVersion()
+		}
+		if _, err := Decode(ev); err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				err = e.Err
+			}
+			return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d (%s): %w", ErrInvalidEvent, i, ev.Type, err)}
 		}
 		ev.Stream, ev.Version, ev.Position, ev.PrevHash, ev.KeyID, ev.MAC = stream, 0, 0, "", "", ""
 		ev.Data = bytes.Clone(ev.Data)

@@ -40,12 +40,18 @@ type Appender interface {
 type Reader interface {
 	// ReadStream returns the events of stream with Version >= from, in
 	// version order. from 0 and 1 both mean the whole stream. It returns
-	// ErrStreamNotFound for a stream that has no events.
+	// ErrStreamNotFound for a stream that has no events, and an error
+	// wrapping a *PoisonError for a stream that holds a stored message
+	// that is not a weft event (the stream is damaged).
 	ReadStream(ctx context.Context, stream string, from uint64) ([]Event, error)
 
 	// ReadAll yields every event with Position > after in global order,
 	// then ends. Breaking out of the loop stops the read. An error ends the
-	// sequence with that error as its last element.
+	// sequence with that error as its last element, except an error
+	// wrapping a *PoisonError (ErrPoison): a stored message that is not a
+	// weft event, yielded with an Event that has only its Stream (when
+	// known) and Position, after which the sequence goes on. Consumers
+	// quarantine it (record it and skip it) or stop.
 	ReadAll(ctx context.Context, after uint64) iter.Seq2[Event, error]
 }
 
@@ -57,7 +63,7 @@ type Subscriber interface {
 	// It blocks waiting for new events and ends when ctx is done (yielding
 	// ctx.Err() as its last element), when the loop breaks, or on a backend
 	// error. A consumer checkpoints Event.Position and passes it as after to
-	// resume.
+	// resume. Poison is yielded as by ReadAll, and the sequence goes on.
 	Subscribe(ctx context.Context, after uint64) iter.Seq2[Event, error]
 }
 

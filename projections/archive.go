@@ -57,6 +57,10 @@ type SessionArchive struct {
 	// Events counts the session's events; Updated is the time of the last.
 	Events  int       `json:"events"`
 	Updated time.Time `json:"updated"`
+	// Damaged lists the poison the Runner quarantined in the session's
+	// stream, in log order (absent for a sound session). A damaged
+	// session's archive is what the rest of its events say.
+	Damaged []*events.PoisonError `json:"damaged,omitempty"`
 }
 
 // RunRecord is one run of a session.
@@ -109,7 +113,10 @@ type archiveState struct {
 	loaded   map[string]bool
 }
 
-var _ Projection = (*Archive)(nil)
+var (
+	_ Projection  = (*Archive)(nil)
+	_ Quarantiner = (*Archive)(nil)
+)
 
 // NewArchive returns an empty session-archive projection.
 func NewArchive() *Archive { return &Archive{sessions: map[string]*archiveState{}} }
@@ -158,14 +165,35 @@ func (a *Archive) Apply(ev Decoded) error {
 	return nil
 }
 
-func (a *Archive) apply(ev Decoded) error {
-	s := a.sessions[ev.SessionID]
+// state returns the state of session id in stream, new when the archive
+// has none.
+func (a *Archive) state(id, stream string) *archiveState {
+	s := a.sessions[id]
 	if s == nil {
-		s = &archiveState{SessionArchive: SessionArchive{SessionID: ev.SessionID, Stream: ev.Stream},
+		s = &archiveState{SessionArchive: SessionArchive{SessionID: id, Stream: stream},
 			runs: map[string]*RunRecord{}, pending: map[string]PendingItem{}, suspend: map[string]string{},
 			tools: map[string]string{}, toolsets: map[string]*ToolsetRecord{}, required: map[string]bool{}, loaded: map[string]bool{}}
-		a.sessions[ev.SessionID] = s
+		a.sessions[id] = s
 	}
+	return s
+}
+
+// Quarantine marks the session whose stream holds p as damaged (listing
+// the session when p is all the log has of it). Poison outside session
+// streams is not the archive's.
+func (a *Archive) Quarantine(p *events.PoisonError) {
+	id := p.SessionID()
+	if id == "" {
+		return
+	}
+	s := a.state(id, p.Stream)
+	if !slices.ContainsFunc(s.Damaged, func(q *events.PoisonError) bool { return q.Position == p.Position }) {
+		s.Damaged = append(s.Damaged, p)
+	}
+}
+
+func (a *Archive) apply(ev Decoded) error {
+	s := a.state(ev.SessionID, ev.Stream)
 	s.Events++
 	s.Updated = ev.Time
 	run := s.runs[ev.RunID]
@@ -312,6 +340,7 @@ func (s *archiveState) snapshot() SessionArchive {
 	if out.Runs == nil {
 		out.Runs = []*RunRecord{}
 	}
+	out.Damaged = slices.Clone(s.Damaged)
 	out.Usage = events.Usage{}
 	for _, r := range s.Runs {
 		addUsage(&out.Usage, r.Usage)

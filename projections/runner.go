@@ -55,6 +55,8 @@ type Runner struct {
 	projs    []Projection
 	progress func(Progress)
 	every    uint64
+	// poison holds what the runner quarantined, by position.
+	poison []*events.PoisonError
 }
 
 // NewRunner returns a runner of projs over log.
@@ -81,9 +83,11 @@ func (r *Runner) Checkpoint() uint64 {
 
 // CatchUp applies every event after the lowest checkpoint, up to the end
 // of the log as it is when the read reaches it, and returns the counts.
-// It blocks until then or until ctx is done. Errors: ErrNoProjections;
-// an *Error for a read, decode or apply failure (the projections keep
-// what they applied before it, and their checkpoints say where).
+// It blocks until then or until ctx is done. Poison (a stored message that
+// is not a weft event, an event that does not decode, one a projection
+// refuses) is quarantined, not fatal: see Poison. Errors: ErrNoProjections;
+// an *Error for a read failure (the projections keep what they applied
+// before it, and their checkpoints say where).
 func (r *Runner) CatchUp(ctx context.Context) (Progress, error) {
 	if len(r.projs) == 0 {
 		return Progress{}, &Error{Op: "catch up", Err: ErrNoProjections}
@@ -123,24 +127,17 @@ func (r *Runner) Follow(ctx context.Context) error {
 // consume applies the events of seq, counting them in pr.
 func (r *Runner) consume(pr *Progress, seq iter.Seq2[events.Event, error], op string) error {
 	for ev, err := range seq {
-		if err != nil {
+		var poison *events.PoisonError
+		switch {
+		case errors.As(err, &poison):
+			r.quarantine(poison, nil)
+		case err != nil:
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
 			return &Error{Op: op, Err: fmt.Errorf("after position %d: %w", pr.Position, err)}
-		}
-		d, err := Decode(ev)
-		if err != nil {
-			return err
-		}
-		for _, p := range r.projs {
-			if p.Checkpoint() >= ev.Position {
-				continue
-			}
-			if err := p.Apply(d); err != nil {
-				return err
-			}
-			pr.Applied++
+		default:
+			r.apply(pr, ev)
 		}
 		pr.Read++
 		pr.Position = ev.Position
@@ -149,6 +146,27 @@ func (r *Runner) consume(pr *Progress, seq iter.Seq2[events.Event, error], op st
 		}
 	}
 	return nil
+}
+
+// apply decodes ev and applies it to every projection that has not seen
+// it. An event that does not decode is quarantined for all of them; one a
+// projection refuses, for that projection (the others apply it).
+func (r *Runner) apply(pr *Progress, ev events.Event) {
+	d, err := Decode(ev)
+	if err != nil {
+		r.quarantine(events.Poison(ev, err), nil)
+		return
+	}
+	for _, p := range r.projs {
+		if p.Checkpoint() >= ev.Position {
+			continue
+		}
+		if err := p.Apply(d); err != nil {
+			r.quarantine(events.Poison(ev, err), p)
+			continue
+		}
+		pr.Applied++
+	}
 }
 
 func (r *Runner) report(pr Progress) {

@@ -76,7 +76,10 @@ truncation. Writes nothing when the log does not verify (exit status 1).`, stder
 	}
 	opts := events.VerifyOptions{Keys: keys, AllowUnkeyed: *allowUnkeyed, Checkpoint: prev}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
-		res, err := verifyLog(ctx, s, nil, opts, false, stderr)
+		res, poison, err := verifyLog(ctx, s, nil, opts, false, stderr)
+		// Poison is not part of any chain: the checkpoint anchors the heads
+		// all the same, and says on stderr what audit verify will name.
+		(&verifyReport{Quarantined: poison}).writePoison(stderr)
 		if err != nil {
 			var ce *events.ChainError
 			if errors.As(err, &ce) {

@@ -36,7 +36,15 @@ type verifyReport struct {
 	Checkpoint *checkpointReport `json:"checkpoint,omitempty"`
 	// Broken is the first event at which a chain breaks (absent when OK).
 	Broken *events.ChainError `json:"broken,omitempty"`
+	// Quarantined lists the poison in the log: stored messages that are
+	// not weft events, events whose data does not decode (not OK).
+	Quarantined []*events.PoisonError `json:"quarantined,omitempty"`
 }
+
+// verifyTimeout is audit verify's default --timeout. Reads of a damaged
+// store fail within seconds (see the jetstream package), so the bound is
+// only for a long log; set --timeout for a longer one.
+const verifyTimeout = 10 * time.Minute
 
 // checkpointReport describes the checkpoint a log was verified against.
 type checkpointReport struct {
@@ -68,8 +76,10 @@ Events without a MAC (a log written before its nodes had keys) fail unless
 --allow-unkeyed, which accepts them before a stream's first keyed event.
 Without keys and a checkpoint it refuses, unless --plain: the plain chain
 alone can be recomputed by anyone. Prints what it checked, or the first
-broken event and exits with status 1. A progress line goes to stderr when
-stderr is a terminal, or with --progress.`, stderr)
+broken event and exits with status 1. It names every poison message too
+(one that is not a weft event, or an event whose data does not decode) and
+then exits with status 1. The default --timeout is 10m. A progress line goes
+to stderr when stderr is a terminal, or with --progress.`, stderr)
 	src := addSourceFlags(fs, true)
 	kf := addKeyFlags(fs)
 	cpFile := fs.String("checkpoint", "", "verify the log against the checkpoint `FILE`")
@@ -85,7 +95,7 @@ stderr is a terminal, or with --progress.`, stderr)
 		return err
 	}
 	if !setFlags(fs)["timeout"] {
-		src.timeout = time.Hour // a long log takes its time
+		src.timeout = verifyTimeout // a long log takes its time
 	}
 	keys, err := kf.secret(src)
 	if err != nil {
@@ -106,9 +116,9 @@ stderr is a terminal, or with --progress.`, stderr)
 	opts := events.VerifyOptions{Keys: keys, AllowUnkeyed: *allowUnkeyed, Checkpoint: cp}
 	draw := *progress || isTerminal(stderr)
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
-		res, err := verifyLog(ctx, s, ids, opts, draw, stderr)
-		rep := verifyReport{OK: err == nil, Events: res.Events, Streams: res.Streams, Where: s.where,
-			MACsChecked: keys != nil, Unkeyed: res.Unkeyed}
+		res, poison, err := verifyLog(ctx, s, ids, opts, draw, stderr)
+		rep := verifyReport{OK: err == nil && len(poison) == 0, Events: res.Events, Streams: res.Streams, Where: s.where,
+			MACsChecked: keys != nil, Unkeyed: res.Unkeyed, Quarantined: poison}
 		if cp != nil {
 			rep.Checkpoint = &checkpointReport{File: *cpFile, KeyID: cp.KeyID, Time: cp.Time, Streams: len(cp.Streams),
 				Anchored: res.Anchored, Beyond: res.Beyond}
@@ -130,16 +140,22 @@ stderr is a terminal, or with --progress.`, stderr)
 		if ce != nil {
 			return fmt.Errorf("%w: %w", errChainBroken, ce)
 		}
+		if len(poison) > 0 {
+			return fmt.Errorf("%w: %d poison message(s), the first: %w", errPoison, len(poison), poison[0])
+		}
 		return nil
 	})
 }
 
 // verifyLog verifies the log of s (the streams of the sessions ids, or all
-// of them) with opts, drawing a progress line on stderr when draw.
-func verifyLog(ctx context.Context, s *logSource, ids []string, opts events.VerifyOptions, draw bool, stderr io.Writer) (events.VerifyResult, error) {
+// of them) with opts, drawing a progress line on stderr when draw. It
+// returns the poison of those streams too (see quarantine): stored
+// messages that are not events are left out of the chain, events that do
+// not decode are still checked as links.
+func verifyLog(ctx context.Context, s *logSource, ids []string, opts events.VerifyOptions, draw bool, stderr io.Writer) (events.VerifyResult, []*events.PoisonError, error) {
 	total, err := s.lastPosition(ctx)
 	if err != nil {
-		return events.VerifyResult{}, err
+		return events.VerifyResult{}, nil, err
 	}
 	want := make(map[string]string, len(ids)) // stream → session id
 	for _, id := range ids {
@@ -156,17 +172,24 @@ func verifyLog(ctx context.Context, s *logSource, ids []string, opts events.Veri
 			bar.draw(uint64(n))
 		}
 	}
-	res, err := events.VerifyStreams(s.store.ReadAll(ctx, 0), opts)
+	var all []*events.PoisonError
+	res, err := events.VerifyStreams(quarantine(s.store.ReadAll(ctx, 0), &all), opts)
 	if draw {
 		bar.draw(uint64(read))
 		bar.done()
 	}
+	var poison []*events.PoisonError
+	for _, p := range all {
+		if len(want) == 0 || want[p.Stream] != "" {
+			poison = append(poison, p)
+		}
+	}
 	var ce *events.ChainError
 	switch {
 	case errors.As(err, &ce):
-		return res, err
+		return res, poison, err
 	case err != nil:
-		return res, fmt.Errorf("read the log at %s: %w", s.where, err)
+		return res, poison, fmt.Errorf("read the log at %s: %w", s.where, err)
 	}
 	seen := make(map[string]bool, len(res.Heads))
 	for _, h := range res.Heads {
@@ -174,10 +197,10 @@ func verifyLog(ctx context.Context, s *logSource, ids []string, opts events.Veri
 	}
 	for stream, id := range want {
 		if !seen[stream] {
-			return res, fmt.Errorf("session %q: %w (weft sessions lists them)", id, projections.ErrUnknownSession)
+			return res, poison, fmt.Errorf("session %q: %w (weft sessions lists them)", id, projections.ErrUnknownSession)
 		}
 	}
-	return res, nil
+	return res, poison, nil
 }
 
 // writeText prints the report for a person.
@@ -186,6 +209,7 @@ func (rep *verifyReport) writeText(w io.Writer) {
 		fmt.Fprintf(w, "hash chain BROKEN after %d good events:\n", rep.Events)
 		fmt.Fprintf(w, "  stream:  %s\n  version: %d\n  event:   %s\n  fault:   %s\n  want:    %s\n  got:     %s\n",
 			ce.Stream, ce.Version, dash(ce.ID), ce.Fault, dash(ce.Want), dash(ce.Got))
+		rep.writePoison(w)
 		return
 	}
 	fmt.Fprintf(w, "hash chain intact: %d events in %d streams (%s)\n", rep.Events, rep.Streams, rep.Where)
@@ -202,5 +226,13 @@ func (rep *verifyReport) writeText(w io.Writer) {
 			cp.File, cp.Time.Format(time.RFC3339), cp.KeyID, cp.Anchored, cp.Beyond)
 	} else {
 		fmt.Fprintf(w, "  checkpoint: none: a deleted stream or a truncated tail is not detectable (weft audit checkpoint writes one)\n")
+	}
+	rep.writePoison(w)
+}
+
+// writePoison prints one line per poison message of the report.
+func (rep *verifyReport) writePoison(w io.Writer) {
+	for _, p := range rep.Quarantined {
+		fmt.Fprintf(w, "POISON %v\n", p)
 	}
 }

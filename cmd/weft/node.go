@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 )
@@ -70,15 +72,20 @@ func (c clusterConfig) runtimeConfig(urls []string) weft.Config {
 type node struct {
 	rt     *weft.Runtime
 	server *bus.Server // the embedded server when it listens; nil otherwise
-	agent  *weft.Agent // the demo agent
+	// lock is the data directory's lock when server is set (the runtime
+	// holds it otherwise).
+	lock  *weft.DataDirLock
+	agent *weft.Agent // the demo agent
 	// url is what other processes connect to ("" when nothing listens);
 	// dataDir the data directory of an embedded server ("" on external
 	// NATS); tmp is set when dataDir is temporary.
 	url     string
 	dataDir string
 	tmp     bool
-	// recovered are the sessions Recover carried on.
+	// recovered are the sessions Recover carried on; damaged those it
+	// could not (their streams hold poison).
 	recovered []string
+	damaged   []actors.DamagedSession
 }
 
 // startNode starts a node, registers the demo agent and recovers the runs
@@ -120,7 +127,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 			break
 		}
 		// A listening server is started here (the runtime's embedded
-		// default opens no port) and the runtime connects to it by URL.
+		// default opens no port) and the runtime connects to it by URL;
+		// the node, not the runtime, then holds the directory's lock.
+		if n.lock, err = weft.LockDataDir(n.dataDir); err != nil {
+			return nil, err
+		}
 		n.server, err = bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(n.dataDir, "nats"), Listen: cfg.listen})
 		if err != nil {
 			return nil, fmt.Errorf("start the embedded nats-server on %s: %w", cfg.listen, err)
@@ -163,7 +174,12 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	if n.agent, err = n.rt.NewAgent(demoAgent, acfg); err != nil {
 		return nil, err
 	}
-	if n.recovered, err = n.rt.Recover(ctx); err != nil {
+	n.recovered, err = n.rt.Recover(ctx)
+	var damaged *actors.DamagedError
+	if errors.As(err, &damaged) {
+		n.damaged, err = damaged.Sessions, nil // reported, not fatal
+	}
+	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
 	return n, nil
@@ -193,6 +209,7 @@ func (n *node) close() error {
 		n.server.Shutdown()
 		n.server = nil
 	}
+	_ = n.lock.Release()
 	if n.tmp {
 		if rerr := os.RemoveAll(n.dataDir); rerr != nil && err == nil {
 			err = fmt.Errorf("remove the data directory: %w", rerr)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -120,6 +121,10 @@ type serveReport struct {
 	Agents    []string    `json:"agents"`
 	Recovered []string    `json:"recovered"`
 	Demo      *demoReport `json:"demo,omitempty"`
+
+	// Damaged are the running sessions Recover could not carry on: their
+	// streams hold poison (session id → why).
+	Damaged map[string]string `json:"damaged,omitempty"`
 }
 
 type demoReport struct {
@@ -149,6 +154,12 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 	}
 	if rep.Recovered == nil {
 		rep.Recovered = []string{}
+	}
+	for _, d := range n.damaged {
+		if rep.Damaged == nil {
+			rep.Damaged = map[string]string{}
+		}
+		rep.Damaged[d.ID] = d.Err.Error()
 	}
 
 	var watched sync.WaitGroup
@@ -225,6 +236,9 @@ func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
 	fmt.Fprintf(w, "listening: %s\n", n.url)
 	fmt.Fprintf(w, "agents:    %s\n", demoAgent)
 	fmt.Fprintf(w, "recovered: %d session(s)\n", len(rep.Recovered))
+	for _, id := range slices.Sorted(maps.Keys(rep.Damaged)) {
+		fmt.Fprintf(w, "damaged:   session %s, not carried on: %s\n", id, rep.Damaged[id])
+	}
 	if d := rep.Demo; d != nil {
 		fmt.Fprintf(w, "\ndemo: session %s, run %s waits for approval:\n", d.SessionID, d.RunID)
 		for _, p := range d.Pending {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/projections"
 )
 
@@ -20,13 +21,17 @@ type sessionRow struct {
 	Pending    int                   `json:"pending"`
 	Events     int                   `json:"events"`
 	Updated    time.Time             `json:"updated"`
+	// Damaged lists the poison quarantined in the session's stream.
+	Damaged []*events.PoisonError `json:"damaged,omitempty"`
 }
 
 // runSessions lists the sessions of the log.
 func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sessions", "[--nats URL | --data DIR] [--json]", `
 Lists the sessions in the event log: id, agent, runs, the last run's status
-and how many items wait for a decision.`, stderr)
+and how many items wait for a decision. A session whose stream holds poison
+(a message that is not a weft event, an event that does not decode) is
+listed as damaged, with the poison's position and why.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	if err := parseNoArgs(fs, src, args); err != nil {
@@ -43,7 +48,7 @@ and how many items wait for a decision.`, stderr)
 			if err != nil {
 				return err
 			}
-			row := sessionRow{SessionID: id, Runs: len(a.Runs), Pending: len(a.Pending), Events: a.Events, Updated: a.Updated}
+			row := sessionRow{SessionID: id, Runs: len(a.Runs), Pending: len(a.Pending), Events: a.Events, Updated: a.Updated, Damaged: a.Damaged}
 			if n := len(a.Runs); n > 0 {
 				row.Agent, row.LastStatus = a.Runs[0].Agent, a.Runs[n-1].Status
 			}
@@ -61,7 +66,15 @@ and how many items wait for a decision.`, stderr)
 		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", r.SessionID, dash(r.Agent), r.Runs, dash(string(r.LastStatus)), r.Pending, r.Events, r.Updated.Format(time.RFC3339))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			for _, p := range r.Damaged {
+				fmt.Fprintf(stdout, "DAMAGED %s: %v\n", r.SessionID, p)
+			}
+		}
+		return nil
 	})
 }
 

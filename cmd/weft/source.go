@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events/jetstream"
 	"github.com/weft-run/weft/projections"
@@ -78,7 +79,8 @@ func (s *sourceFlags) check() error {
 // event store over it.
 type logSource struct {
 	nc     *nats.Conn
-	server *bus.Server // the embedded server of --data, nil for --nats
+	server *bus.Server       // the embedded server of --data, nil for --nats
+	lock   *weft.DataDirLock // the lock of the --data directory, nil for --nats
 	store  *jetstream.Store
 	where  string // the URL or the data directory, for messages
 }
@@ -91,13 +93,20 @@ func openSource(ctx context.Context, f *sourceFlags) (*logSource, error) {
 		if _, err := os.Stat(logDir); err != nil {
 			return nil, fmt.Errorf("open %s: %w (%v)", f.dataDir, errNoLog, err)
 		}
+		lock, err := lockToRead(f.dataDir)
+		if err != nil {
+			return nil, err
+		}
+		src.lock = lock
 		srv, err := bus.StartServer(bus.ServerConfig{StoreDir: logDir})
 		if err != nil {
+			src.Close()
 			return nil, fmt.Errorf("open the event log in %s: %w", f.dataDir, err)
 		}
 		nc, err := srv.Connect()
 		if err != nil {
 			srv.Shutdown()
+			src.Close()
 			return nil, fmt.Errorf("open the event log in %s: %w", f.dataDir, err)
 		}
 		src.server, src.nc, src.where = srv, nc, f.dataDir
@@ -138,6 +147,7 @@ func (s *logSource) Close() {
 	if s.server != nil {
 		s.server.Shutdown()
 	}
+	_ = s.lock.Release()
 }
 
 // lastPosition returns the Position of the last event in the log (0 for an

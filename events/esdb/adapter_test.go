@@ -90,14 +90,14 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	in := []events.Event{{
 		ID:            uuid.Must(uuid.NewV7()),
 		Type:          events.TypeToolReturned,
-		SchemaVersion: 3,
+		SchemaVersion: 1,
 		Time:          at,
 		SessionID:     "sess-1",
 		RunID:         "run-2",
 		ToolCallID:    "call-3",
 		CorrelationID: "corr-4",
 		CausationID:   "cause-5",
-		Data:          json.RawMessage(`{"result":"ok","n":[1,2]}`),
+		Data:          json.RawMessage(`{"tool":"ok","return":[1,2]}`),
 	}, {
 		ID:   uuid.Must(uuid.NewV7()),
 		Type: events.TypeRunStarted,
@@ -135,7 +135,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		t.Fatalf("metadata is not JSON: %v", err)
 	}
 	wantMeta := map[string]any{
-		"schema_version": 3.0, "time": "2025-06-01T12:30:45.123456789Z", "session_id": "sess-1", "run_id": "run-2",
+		"schema_version": 1.0, "time": "2025-06-01T12:30:45.123456789Z", "session_id": "sess-1", "run_id": "run-2",
 		"tool_call_id": "call-3", "correlation_id": "corr-4", "causation_id": "cause-5",
 	}
 	if appendID, _ := meta["append_id"].(string); uuid.Validate(appendID) != nil {
@@ -256,7 +256,7 @@ func TestErrorMapping(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	big := func(n int) events.Event {
 		ev := newEvents(1)[0]
-		ev.Data = json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
+		ev.Data = json.RawMessage(`{"tool":"` + strings.Repeat("x", n-11) + `"}`)
 		return ev
 	}
 	ctx := t.Context()
@@ -344,10 +344,33 @@ func TestSystemAndForeignEvents(t *testing.T) {
 		t.Errorf("Subscribe streams %v, want [a b]", got)
 	}
 
+	// A foreign event is poison: yielded as a *events.PoisonError naming
+	// its stream, and the read goes on to the events after it.
 	rawAppend(t, raw, "foreign", "order-placed", []byte(`{"user":"x"}`))
-	_, err = collect(t, s.ReadAll(ctx, 0))
-	if !errors.Is(err, events.ErrMalformed) {
-		t.Errorf("ReadAll over a foreign event: %v, want ErrMalformed", err)
+	if _, err := s.Append(ctx, "c", events.NoStream, newEvents(1)...); err != nil {
+		t.Fatal(err)
+	}
+	var streams []string
+	poison := 0
+	for ev, err := range s.ReadAll(ctx, 0) {
+		var p *events.PoisonError
+		switch {
+		case errors.As(err, &p):
+			poison++
+			if !errors.Is(err, events.ErrMalformed) || p.Stream != "foreign" || p.Version != 1 {
+				t.Errorf("ReadAll over a foreign event: %v (%+v), want ErrMalformed naming stream foreign version 1", err, p)
+			}
+		case err != nil:
+			t.Fatalf("ReadAll: %v", err)
+		default:
+			streams = append(streams, ev.Stream)
+		}
+	}
+	if poison != 1 || !cmp.Equal(streams, []string{"a", "b", "c"}) {
+		t.Errorf("ReadAll past a foreign event: streams %v and %d poison, want [a b c] and 1", streams, poison)
+	}
+	if _, err := s.ReadStream(ctx, "foreign", 0); !errors.Is(err, events.ErrPoison) {
+		t.Errorf("ReadStream of the foreign stream: %v, want ErrPoison", err)
 	}
 }
 

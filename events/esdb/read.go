@@ -62,9 +62,10 @@ func (s *Store) readStreamPage(ctx context.Context, stream string, rev uint64, o
 		if err != nil {
 			return n, err
 		}
-		ev, _, err := fromRecorded(re.OriginalEvent(), stream)
+		rec := re.OriginalEvent()
+		ev, _, err := fromRecorded(rec, stream)
 		if err != nil {
-			return n, err
+			return n, events.Poison(events.Event{ID: rec.EventID, Stream: stream, Version: rec.EventNumber + 1, Type: events.Type(rec.EventType)}, err)
 		}
 		*out = append(*out, ev)
 		n++
@@ -111,7 +112,7 @@ func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Even
 				if !ok {
 					continue
 				}
-				if !yield(ev, err) || err != nil {
+				if !yield(ev, err) { // poison (the only error here) does not end the read
 					rs.Close()
 					return
 				}
@@ -134,7 +135,12 @@ func (s *Store) decodeAll(rec *esdb.RecordedEvent) (ev events.Event, ok bool, er
 	}
 	ev, _, err = fromRecorded(rec, stream)
 	if err != nil {
-		return events.Event{}, true, &events.Error{Op: "decode", Stream: stream, Err: err}
+		// Written by another client: poison, quarantined by the reader.
+		ev = events.Event{ID: rec.EventID, Stream: stream, Version: rec.EventNumber + 1, Type: events.Type(rec.EventType)}
+		if pos := rec.Position.Commit; pos != unknownPosition {
+			ev.Position = pos + 1
+		}
+		return ev, true, &events.Error{Op: "decode", Stream: stream, Err: events.Poison(ev, err)}
 	}
 	return ev, true, nil
 }

@@ -71,9 +71,12 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 				if !ok {
 					continue
 				}
-				if err != nil {
-					yield(events.Event{}, err)
-					return
+				if err != nil { // poison: yielded, and the subscription goes on
+					last = max(last, ev.Position)
+					if !yield(ev, err) {
+						return
+					}
+					continue
 				}
 				if ev.Position <= last {
 					if ev.Position == 0 {

@@ -40,11 +40,24 @@ func encodeEvent(ev *events.Event) ([]byte, error) {
 	return events.AppendJSON(make([]byte, 0, events.SizeHint(ev)), ev, false)
 }
 
+// decode decodes the body of the message at position pos, stored on
+// subject, into an event. A body that is not a weft event envelope is a
+// *events.PoisonError (matching events.ErrMalformed too) naming the stream
+// that subject names.
+func (s *Store) decode(subject string, body []byte, pos uint64) (events.Event, error) {
+	ev, err := decodeEvent(body, pos)
+	if err != nil {
+		stream, _, _ := s.subjects.ParseEvent(subject)
+		return events.Event{Stream: stream, Position: pos}, &events.PoisonError{Stream: stream, Position: pos, Reason: err.Error(), Err: err}
+	}
+	return ev, nil
+}
+
 // decodeEvent decodes a message body into an event at position pos.
 func decodeEvent(body []byte, pos uint64) (events.Event, error) {
 	var w wireEvent
 	if err := json.Unmarshal(body, &w); err != nil {
-		return events.Event{}, fmt.Errorf("%w: message %d: %v", events.ErrMalformed, pos, err)
+		return events.Event{}, fmt.Errorf("%w: message %d is not a weft event: %v", events.ErrMalformed, pos, err)
 	}
 	if w.ID == uuid.Nil || w.Stream == "" || w.Version == 0 || w.Type == "" {
 		return events.Event{}, fmt.Errorf("%w: message %d: not a weft event envelope", events.ErrMalformed, pos)

@@ -73,6 +73,23 @@
 // and one that recovers from gaps by itself, so Subscribe's catch-up and
 // live phases are one sequence with no gap and no duplicate.
 //
+// A message on an event subject that is not a weft event envelope is
+// poison (*events.PoisonError, naming the stream its subject names):
+// ReadAll and Subscribe yield it and go on, ReadStream of that stream fails
+// with it.
+//
+// The event stream denies deletes and purges and holds only event
+// subjects, so its sequences are dense from 1 and each stream's versions
+// run 1, 2, 3, …. A damaged file store breaks that: the server skips a
+// message of a corrupted block (direct gets and consumers alike) yet still
+// counts it, so an ordered consumer's pending count never reaches zero and
+// a read waiting for it would hang. Reads check the sequence instead: a
+// skipped sequence or version, a message that does not arrive within 2 s
+// while the stream's state says it is stored (asked of the stream's leader),
+// and a stream whose last message cannot be read (which would look new to
+// Append, and fork) fail with an *events.DamagedStoreError naming the
+// stream and version, or the position.
+//
 // # Throughput
 //
 // On the embedded server, an atomic batch costs a few milliseconds whatever

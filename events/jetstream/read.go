@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"strconv"
 
@@ -22,9 +23,16 @@ const hdrNumPending = "Nats-Num-Pending"
 // sequence >= from, in order, until fn returns false or the messages
 // stored when scan reached them run out. It returns the number of events
 // passed to fn.
+//
+// From the start (from <= 1) of one stream's filter, the versions must
+// run 1, 2, 3, …: a version the server skips (a message of a damaged file
+// store that it cannot read) fails the scan with an
+// *events.DamagedStoreError naming the stream and the version.
 func (s *Store) scan(ctx context.Context, filter string, from uint64, fn func(ev events.Event) bool) (int, error) {
 	n := 0
 	seq := max(from, 1)
+	var version uint64 // the last version passed to fn
+	prevSeq := seq - 1
 	for {
 		if err := s.live(ctx); err != nil {
 			return n, err
@@ -43,10 +51,16 @@ func (s *Store) scan(ctx context.Context, filter string, from uint64, fn func(ev
 			if err != nil {
 				return n, s.readErr(ctx, err)
 			}
-			ev, err := decodeEvent(msg.Data, msg.Sequence)
+			ev, err := s.decode(msg.Subject, msg.Data, msg.Sequence)
 			if err != nil {
 				return n, err
 			}
+			if from <= 1 && ev.Version != version+1 {
+				return n, &events.DamagedStoreError{Stream: ev.Stream, Version: version + 1, Reason: fmt.Sprintf(
+					"the store gave version %d (position %d) after version %d (position %d): a message between them cannot be read (a damaged file store?)",
+					ev.Version, msg.Sequence, version, prevSeq)}
+			}
+			version, prevSeq = ev.Version, msg.Sequence
 			n++
 			got++
 			seq = msg.Sequence + 1
@@ -130,12 +144,17 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 }
 
 // ReadAll implements events.Reader. Events appended while it reads may or
-// may not be included.
+// may not be included. A message that is not a weft event is yielded as
+// an *events.PoisonError with its Stream and Position, and the read goes
+// on.
 func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		stopped := false
-		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event) bool {
-			if !yield(ev, nil) {
+		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event, poison error) bool {
+			if poison != nil {
+				poison = &events.Error{Op: "read all", Stream: ev.Stream, Err: poison}
+			}
+			if !yield(ev, poison) {
 				stopped = true
 				return false
 			}

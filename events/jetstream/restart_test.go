@@ -17,7 +17,7 @@ func progress(n int) events.Event {
 	return events.Event{
 		ID:   uuid.Must(uuid.NewV7()),
 		Type: events.TypeToolProgress,
-		Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
+		Data: json.RawMessage(fmt.Sprintf(`{"tool":"t","attempt":%d}`, n)),
 	}
 }
 

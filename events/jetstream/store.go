@@ -310,12 +310,20 @@ func (s *Store) dropHead(stream string) {
 func (s *Store) fetchHead(ctx context.Context, filter string) (head, error) {
 	msg, err := s.stream.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return head{}, nil
+		// No event yet, one appended since, or a last one the server
+		// counts but cannot read (a damaged file store).
+		switch cerr := s.checkEmpty(ctx, filter); {
+		case cerr == nil:
+			return head{}, nil
+		case !errors.Is(cerr, errRetryHead):
+			return head{}, cerr
+		}
+		msg, err = s.stream.GetLastMsgForSubject(ctx, filter)
 	}
 	if err != nil {
 		return head{}, fmt.Errorf("read stream head: %w", err)
 	}
-	ev, err := decodeEvent(msg.Data, msg.Sequence)
+	ev, err := s.decode(msg.Subject, msg.Data, msg.Sequence)
 	if err != nil {
 		return head{}, err
 	}

@@ -16,7 +16,11 @@ const subscribeBuffer = 1024
 // Subscribe implements events.Subscriber with an ordered consumer on every
 // event subject, starting at stream sequence after+1. The consumer is
 // ephemeral: the server removes it when the loop ends. It ends with
-// ctx.Err() when ctx is done and with ErrClosed when the store is closed.
+// ctx.Err() when ctx is done and with ErrClosed when the store is closed. A
+// message that is not a weft event is yielded as an *events.PoisonError
+// with its Stream and Position, and the subscription goes on. A message the
+// consumer skips (a damaged store) ends it with an
+// *events.DamagedStoreError.
 func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		fail := func(err error) { yield(events.Event{}, &events.Error{Op: "subscribe", Err: err}) }
@@ -49,6 +53,7 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 			return
 		}
 		defer msgs.Stop()
+		next := after + 1 // the sequence the consumer must deliver next (see scanOrdered)
 		for {
 			msg, err := msgs.Next(jetstream.NextContext(subCtx))
 			if err != nil {
@@ -68,12 +73,16 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 				fail(err)
 				return
 			}
-			ev, err := decodeEvent(msg.Data(), meta.Sequence.Stream)
-			if err != nil {
-				fail(err)
+			if seq := meta.Sequence.Stream; seq != next {
+				fail(gapError(next, seq))
 				return
 			}
-			if !yield(ev, nil) {
+			next++
+			ev, poison := s.decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
+			if poison != nil {
+				poison = &events.Error{Op: "subscribe", Stream: ev.Stream, Err: poison}
+			}
+			if !yield(ev, poison) {
 				return
 			}
 		}

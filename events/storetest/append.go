@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -205,7 +206,7 @@ func testExpectedVersion(f *fixture) {
 // its good events can be appended afterwards as new events.
 func testBatchAllOrNothing(f *fixture) {
 	oversized := event(events.TypeToolProgress, 0)
-	oversized.Data = jsonString(f.opts.MaxDataBytes + 1)
+	oversized.Data = toolData(f.opts.MaxDataBytes + 1)
 	untyped := event("", 0)
 
 	cases := []struct {
@@ -426,7 +427,7 @@ func testPayloadLimit(f *fixture) {
 	t := f.t
 	stream := f.stream("payload")
 	atLimit := event(events.TypeToolReturned, 0)
-	atLimit.Data = jsonString(f.opts.MaxDataBytes)
+	atLimit.Data = toolData(f.opts.MaxDataBytes)
 	f.mustAppend(stream, events.NoStream, atLimit)
 	got := f.readStream(stream, 0)
 	if len(got) != 1 || len(got[0].Data) != f.opts.MaxDataBytes {
@@ -434,7 +435,7 @@ func testPayloadLimit(f *fixture) {
 	}
 
 	over := event(events.TypeToolReturned, 0)
-	over.Data = jsonString(f.opts.MaxDataBytes + 1)
+	over.Data = toolData(f.opts.MaxDataBytes + 1)
 	if _, err := f.s.Append(f.ctx, stream, events.Any, over); !errors.Is(err, events.ErrPayloadTooLarge) {
 		t.Errorf("Append of %d bytes of data: %v, want ErrPayloadTooLarge", len(over.Data), err)
 	}
@@ -443,13 +444,16 @@ func testPayloadLimit(f *fixture) {
 	}
 }
 
-// jsonString returns a JSON string value of exactly n bytes (n >= 2).
-func jsonString(n int) []byte {
+// toolData returns the data of a tool event, {"tool":"xx…"}, of exactly n
+// bytes (n >= 11).
+func toolData(n int) []byte {
+	const head, tail = `{"tool":"`, `"}`
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = 'x'
 	}
-	b[0], b[n-1] = '"', '"'
+	copy(b, head)
+	copy(b[n-len(tail):], tail)
 	return b
 }
 
@@ -538,14 +542,47 @@ func testEmptyAppend(f *fixture) {
 	}
 }
 
-// testInvalidEvent: an event without a type is refused.
+// testInvalidEvent: an event without a type, and one that readers could
+// not decode (a type outside the catalogue, an unknown schema version, data
+// of another shape), is refused with ErrInvalidEvent, matching the decoding
+// sentinel too, and writes nothing: a store never takes in poison.
 func testInvalidEvent(f *fixture) {
-	stream := f.stream("untyped")
-	ev := event("", 1)
-	if _, err := f.s.Append(f.ctx, stream, events.Any, ev); !errors.Is(err, events.ErrInvalidEvent) {
-		f.t.Errorf("Append of an event without type: %v, want ErrInvalidEvent", err)
+	withData := func(typ events.Type, data string) events.Event {
+		ev := event(typ, 1)
+		ev.Data = json.RawMessage(data)
+		return ev
 	}
-	if _, err := f.s.ReadStream(f.ctx, stream, 0); !errors.Is(err, events.ErrStreamNotFound) {
-		f.t.Errorf("refused append created the stream: ReadStream error %v", err)
+	oldVersion := event(events.TypeToolProgress, 1)
+	oldVersion.SchemaVersion = 99
+	cases := []struct {
+		name string
+		ev   events.Event
+		also error
+	}{
+		{"no type", event("", 1), nil},
+		{"type outside the catalogue", event("tool.returnd", 1), events.ErrUnknownType},
+		{"unknown schema version", oldVersion, events.ErrUnknownSchemaVersion},
+		{"field of the wrong type", withData(events.TypeToolReturned, `{"tool":7}`), events.ErrMalformed},
+		{"unknown field", withData(events.TypeToolReturned, `{"tool":"t","retrun":{}}`), events.ErrMalformed},
+		{"data not an object", withData(events.TypeToolReturned, `"not json"`), events.ErrMalformed},
+	}
+	for i, tc := range cases {
+		f.t.Run(tc.name, func(t *testing.T) {
+			stream := f.stream(fmt.Sprintf("invalid-%d", i))
+			_, err := f.s.Append(f.ctx, stream, events.Any, tc.ev)
+			if !errors.Is(err, events.ErrInvalidEvent) {
+				t.Errorf("Append: %v, want ErrInvalidEvent", err)
+			}
+			if tc.also != nil && !errors.Is(err, tc.also) {
+				t.Errorf("Append: %v, want it to match %v too", err, tc.also)
+			}
+			var e *events.Error
+			if !errors.As(err, &e) || e.Stream != stream {
+				t.Errorf("Append: %#v, want an *events.Error naming the stream", err)
+			}
+			if _, err := f.s.ReadStream(f.ctx, stream, 0); !errors.Is(err, events.ErrStreamNotFound) {
+				t.Errorf("refused append created the stream: ReadStream error %v", err)
+			}
+		})
 	}
 }

@@ -177,12 +177,18 @@ func (f *fixture) stream(name string) string { return f.prefix + name }
 // mine reports whether ev belongs to one of this fixture's streams.
 func (f *fixture) mine(ev events.Event) bool { return strings.HasPrefix(ev.Stream, f.prefix) }
 
-// event returns a new event of type typ with a fresh id and data {"n":n}.
+// event returns a new event of type typ with a fresh id and data that
+// tells n apart and decodes as typ's data struct (stores refuse data that
+// does not): {"attempt":n} for a tool event, {"output":n} else.
 func event(typ events.Type, n int) events.Event {
+	data := fmt.Sprintf(`{"output":%d}`, n)
+	if strings.HasPrefix(string(typ), "tool.") {
+		data = fmt.Sprintf(`{"tool":"t","attempt":%d}`, n)
+	}
 	return events.Event{
 		ID:   uuid.Must(uuid.NewV7()),
 		Type: typ,
-		Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
+		Data: json.RawMessage(data),
 	}
 }
 
