@@ -685,6 +685,11 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 				policy = append(policy, returnedEvent(a.id, r.ID, ret))
 				continue
 			} else if needsApproval(m.prep, cs.Tool) {
+				if ret, refused := refuseBeforeApproval(m.prep, cs); refused {
+					// The model corrects them before anyone is asked.
+					policy = append(policy, returnedEvent(a.id, r.ID, ret))
+					continue
+				}
 				policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
 				continue
 			}
@@ -734,9 +739,9 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			}
 		}
 		if cs.Pending == PendingApproval {
-			evs = append(evs, newRecord(events.TypeApprovalRequested, a.id, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: cs.Arguments, Reason: reason, Metadata: meta}))
+			evs = append(evs, newRecord(events.TypeApprovalRequested, a.id, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Reason: reason, Metadata: meta}))
 		} else {
-			evs = append(evs, newRecord(events.TypeDeferredRequested, a.id, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: cs.Arguments, Metadata: meta}))
+			evs = append(evs, newRecord(events.TypeDeferredRequested, a.id, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Metadata: meta}))
 		}
 	}
 	if len(ids) == 0 {
