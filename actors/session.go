@@ -684,14 +684,17 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 				// Arguments that are not JSON: the model is asked again.
 				policy = append(policy, returnedEvent(a.id, r.ID, ret))
 				continue
-			} else if needsApproval(m.prep, cs.Tool) {
-				if ret, refused := refuseBeforeApproval(m.prep, cs); refused {
-					// The model corrects them before anyone is asked.
+			} else if gated, remote := needsApproval(m.prep, cs.Tool), a.h.IsRemoteTool(cs.Tool); gated || remote {
+				if ret, refused := refuseInvalid(m.prep, cs); refused {
+					// The model corrects them before anyone is asked or
+					// they leave the node.
 					policy = append(policy, returnedEvent(a.id, r.ID, ret))
 					continue
 				}
-				policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
-				continue
+				if gated {
+					policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
+					continue
+				}
 			}
 			reqs = append(reqs, ToolRequest{SessionID: a.id, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval,
 				ModelRetries: r.Retries[cs.Tool]})
