@@ -1,6 +1,7 @@
 package toolsets_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,4 +175,51 @@ func TestCanonicalArguments(t *testing.T) {
 			t.Errorf("CanonicalArguments(%s) = %v, want an *InvalidArgumentsError", bad, err)
 		}
 	}
+}
+
+// FuzzCanonicalArguments: the canonical form of any accepted arguments is
+// the same JSON value, is its own canonical form, and exists exactly when
+// the registry accepts the arguments' text (the registry also wants an
+// object).
+func FuzzCanonicalArguments(f *testing.F) {
+	for _, seed := range []string{
+		``, `{}`, `{"b":1,"a":[2.0,1e2,-0.0,1.5e-3]}`, `{"s":"\u0070<&>\n\u2028"}`, `{"a":1,"a":2}`,
+		`{"n":12345678901234567890.0}`, `{"n":1e-999999999}`, `{"n":1e400}`, `[{"x":{"y":null}}]`, `"x"`, `{"k":`,
+	} {
+		f.Add([]byte(seed))
+	}
+	reg := toolsets.NewRegistry()
+	anyTool, err := toolsets.NewFunc("any", func(_ context.Context, a map[string]any) (map[string]any, error) { return a, nil },
+		toolsets.WithSchema(`{"type":"object"}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := reg.Register(anyTool); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		c, err := toolsets.CanonicalArguments(raw)
+		// What the registry accepts has a canonical form; what has none the
+		// registry refuses (it also refuses any value but an object).
+		if checkErr := reg.CheckArguments("any", raw); err != nil && checkErr == nil || checkErr != nil && err == nil && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+			t.Fatalf("%q: canonical error %v, registry check %v", raw, err, checkErr)
+		}
+		if err != nil {
+			return
+		}
+		again, err := toolsets.CanonicalArguments(c)
+		if err != nil || string(again) != string(c) {
+			t.Fatalf("%q: canonical %s is not its own canonical form (%s, %v)", raw, c, again, err)
+		}
+		if len(strings.TrimSpace(string(raw))) == 0 {
+			return
+		}
+		var want, got any
+		if json.Unmarshal(raw, &want) != nil || json.Unmarshal(c, &got) != nil {
+			t.Fatalf("%q: canonical %s does not decode", raw, c)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%q: canonical %s is another value (-raw +canonical):\n%s", raw, c, diff)
+		}
+	})
 }
