@@ -257,10 +257,14 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.owns = true
 	}
-	// The JetStream store publishes the events it stores, and its atomic
-	// multi-event appends cost milliseconds on a single-replica file
-	// stream: the session actors split the appends where a partial one is
-	// harmless (see the actors package doc, "Appends").
+	// Whatever the store, the host publishes the live copy of every event
+	// it appends, private surfaces redacted, on the event subjects (the
+	// JetStream store stores whole events through the log's ingest
+	// subjects, which no core subscriber of weft.evt.> receives). The
+	// JetStream store's atomic multi-event appends cost milliseconds on a
+	// single-replica file stream: the session actors split the appends
+	// where a partial one is harmless (see the actors package doc,
+	// "Appends").
 	var leases *actors.Leases
 	if len(urls) > 0 {
 		// A node of a cluster: other processes may drive the same
@@ -273,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.leases = leases
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
-		PublishEvents: cfg.Store != nil, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait})
+		PublishEvents: true, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait})
 	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("weft: %w", err)

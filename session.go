@@ -276,6 +276,9 @@ func (s *Session) outcomeAt(ctx context.Context, runID string, version uint64) (
 // recorded (from the session's NATS event subjects), ending after the event
 // that settles the run (run.completed, run.failed, run.cancelled or
 // run.waiting). Breaking out of the loop stops watching; the run goes on.
+// The events are the live copies, their private surfaces redacted (see
+// events.Redact; Event.Redacted says what was removed); Events reads them
+// whole from the log.
 func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOption) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		rt := s.agent.rt

@@ -21,3 +21,36 @@ func refuseMalformed(prep *Prepared, cs *CallState) (ret toolsets.Return, refuse
 	}
 	return prep.Registry.Refusal(toolsets.Invocation{CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments})
 }
+
+// refuseInvalid returns the invalid_arguments return of a call whose
+// arguments the registry refuses (a member named twice, a value the schema
+// refuses), decided where the batch is scheduled, for a call the approval
+// policy would stop (a person is never asked to approve a call that cannot
+// run as shown) and for a call of a remote tool (ambiguous arguments never
+// leave the node: a worker in another language may decode a member named
+// twice as either value). A local call is refused the same way by the
+// registry that runs it. Any other refusal (a tool the node's registry
+// does not hold) is left to the call.
+func refuseInvalid(prep *Prepared, cs *CallState) (ret toolsets.Return, refused bool) {
+	ret, refused = prep.Registry.Refusal(toolsets.Invocation{CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments})
+	if !refused || ret.Kind != toolsets.KindInvalidArguments {
+		return toolsets.Return{}, false
+	}
+	return ret, true
+}
+
+// reviewedArguments returns args as a pending item records them and as
+// the approved (or resumed) call receives them: their canonical form
+// (toolsets.CanonicalArguments), so the person deciding reads exactly what
+// the tool gets. Arguments without one (refused before they could be
+// pending) are kept as they are.
+func reviewedArguments(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		return args
+	}
+	c, err := toolsets.CanonicalArguments(args)
+	if err != nil {
+		return args
+	}
+	return c
+}

@@ -102,8 +102,9 @@
 //	weft.worker.describe           request; every worker replies WorkerDescription
 //	                               {"worker_id","tools":[Definition…],"pool"}.
 //	                               See docs/worker-protocol.md.
-//	weft.evt.session.<id>.<type>   every appended event, its JSON envelope (published by the
-//	                               JetStream store, or by the host for other stores).
+//	weft.evt.session.<id>.<type>   the live copy of every appended event, its JSON envelope
+//	                               with private surfaces redacted (events.Redact), published by
+//	                               the host after the append, whatever the store.
 //
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,

@@ -32,9 +32,10 @@ type HostConfig struct {
 	Store events.Store
 	// Subjects is the subject scheme; zero means bus.Default.
 	Subjects bus.Subjects
-	// PublishEvents publishes every appended event on its subject. Set it
-	// for stores that do not publish by themselves (memstore); the
-	// JetStream store already does.
+	// PublishEvents publishes the live copy of every appended event (its
+	// private surfaces redacted, see events.Redact) on its event subject.
+	// The runtime sets it for every store: the JetStream store stores its
+	// events on the log's subjects, which are not the event subjects.
 	PublishEvents bool
 	// SplitAppends makes the session actor append one event at a time
 	// where a partial append is harmless (see "Appends" in the package
@@ -689,7 +690,9 @@ func (h *Host) Close() error {
 	return nil
 }
 
-// publish puts evs on their event subjects, when the host is configured to.
+// publish puts the live copies of evs, their private surfaces redacted
+// (events.Redact), on their event subjects, when the host is configured
+// to. An event that cannot be redacted is not published (fail closed).
 func (h *Host) publish(evs []record) {
 	if !h.cfg.PublishEvents {
 		return
@@ -700,7 +703,12 @@ func (h *Host) publish(evs []record) {
 			h.log.Warn("event subject", "err", err)
 			continue
 		}
-		b, err := encodeEnvelope(evs[i].Event)
+		live, err := events.Redact(evs[i].Event)
+		if err != nil {
+			h.log.Warn("event not published live", "stream", evs[i].Stream, "version", evs[i].Version, "err", err)
+			continue
+		}
+		b, err := encodeEnvelope(live)
 		if err != nil {
 			continue
 		}

@@ -690,9 +690,17 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 				// Arguments that are not JSON: the model is asked again.
 				policy = append(policy, returnedEvent(a.id, r.ID, ret))
 				continue
-			} else if needsApproval(m.prep, cs.Tool) {
-				policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
-				continue
+			} else if gated, remote := needsApproval(m.prep, cs.Tool), a.h.IsRemoteTool(cs.Tool); gated || remote {
+				if ret, refused := refuseInvalid(m.prep, cs); refused {
+					// The model corrects them before anyone is asked or
+					// they leave the node.
+					policy = append(policy, returnedEvent(a.id, r.ID, ret))
+					continue
+				}
+				if gated {
+					policy = append(policy, returnedEvent(a.id, r.ID, policyReturn(cs)))
+					continue
+				}
 			}
 			reqs = append(reqs, ToolRequest{SessionID: a.id, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval,
 				ModelRetries: r.Retries[cs.Tool]})
@@ -740,9 +748,9 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 			}
 		}
 		if cs.Pending == PendingApproval {
-			evs = append(evs, newRecord(events.TypeApprovalRequested, a.id, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: cs.Arguments, Reason: reason, Metadata: meta}))
+			evs = append(evs, newRecord(events.TypeApprovalRequested, a.id, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Reason: reason, Metadata: meta}))
 		} else {
-			evs = append(evs, newRecord(events.TypeDeferredRequested, a.id, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: cs.Arguments, Metadata: meta}))
+			evs = append(evs, newRecord(events.TypeDeferredRequested, a.id, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Metadata: meta}))
 		}
 	}
 	if len(ids) == 0 {

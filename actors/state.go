@@ -395,6 +395,14 @@ func (s *SessionState) apply(rec record) error {
 	case events.TypeApprovalRequested, events.TypeDeferredRequested:
 		if c := r.call(ev.ToolCallID); c != nil {
 			c.Requested = true
+			// The arguments the request recorded (their canonical form)
+			// are what the pending item shows and what the call runs
+			// with once decided.
+			if args, err := requestedArguments(rec); err != nil {
+				return err
+			} else if len(args) > 0 {
+				c.Arguments = args
+			}
 		}
 	case events.TypeRunWaiting:
 		r.Status = StatusWaiting
@@ -527,4 +535,21 @@ func textOf(m llm.Message) string {
 
 func contentText(ret *toolsets.Return) string {
 	return llm.ToolReturn{Content: ret.ModelContent()}.ContentText()
+}
+
+// requestedArguments returns the arguments an approval.requested or
+// deferred.requested record carries.
+func requestedArguments(rec record) (json.RawMessage, error) {
+	if rec.Type == events.TypeApprovalRequested {
+		d, err := decode[events.ApprovalRequested](rec)
+		if err != nil {
+			return nil, err
+		}
+		return d.Arguments, nil
+	}
+	d, err := decode[events.DeferredRequested](rec)
+	if err != nil {
+		return nil, err
+	}
+	return d.Arguments, nil
 }

@@ -13,7 +13,10 @@ import (
 //
 // Subject scheme (Root is "weft" unless a Subjects value says otherwise):
 //
-//	<root>.evt.<category>.<id>.<type tokens>   event of stream "<category>-<id>"
+//	<root>.evt.<category>.<id>.<type tokens>   event of stream "<category>-<id>": its live copy
+//	                                            (private surfaces redacted) and its stored subject
+//	<root>.log.<category>.<id>.<type tokens>   where the JetStream store publishes the event to store it
+//	                                            whole (the stream maps it to its evt subject)
 //	<root>.evt.>                                every event
 //	<root>.evt.<category>.<id>.>                every event of one stream
 //	<root>.evt.<category>.*.<type tokens>       one event type across a category
@@ -267,6 +270,25 @@ func (s Subjects) StreamEvents(stream string) (string, error) {
 
 // AllEvents returns the filter matching every event: "weft.evt.>".
 func (s Subjects) AllEvents() string { return s.root + ".evt.>" }
+
+// LogIngest returns the subject the JetStream store publishes a whole
+// event of type typ in stream on to store it, such as
+// "weft.log.session.42.tool.returned". The log's stream takes
+// AllLogIngest and stores each message under its Event subject (a subject
+// transform), so the stored event reads back on Event's subject while a
+// core subscriber to the event subjects receives only the live copies the
+// runtime publishes there, with their private surfaces redacted.
+func (s Subjects) LogIngest(stream, typ string) (string, error) {
+	subject, err := s.Event(stream, typ)
+	if err != nil {
+		return "", err
+	}
+	return s.root + ".log." + strings.TrimPrefix(subject, s.root+".evt."), nil
+}
+
+// AllLogIngest returns the filter matching every LogIngest subject:
+// "weft.log.>". Only the nodes may publish on it.
+func (s Subjects) AllLogIngest() string { return s.root + ".log.>" }
 
 // EventsOfType returns the filter matching events of type typ in every
 // stream of category, such as "weft.evt.session.*.tool.returned".

@@ -68,6 +68,8 @@ func TestSubjects(t *testing.T) {
 		{"session event", func() (string, error) { return bus.Default.Event("session-42", "tool.returned") }, "weft.evt.session.42.tool.returned"},
 		{"escaped session id", func() (string, error) { return bus.Default.Event("session-a.b", "run.started") }, "weft.evt.session.a%2Eb.run.started"},
 		{"other stream", func() (string, error) { return bus.Default.Event("audit", "run.started") }, "weft.evt._.audit.run.started"},
+		{"log ingest", func() (string, error) { return bus.Default.LogIngest("session-a.b", "tool.returned") }, "weft.log.session.a%2Eb.tool.returned"},
+		{"all log ingest", func() (string, error) { return bus.Default.AllLogIngest(), nil }, "weft.log.>"},
 		{"capitalised category", func() (string, error) { return bus.Default.Event("Session-1", "run.started") }, "weft.evt._.Session-1.run.started"},
 		{"empty id after dash", func() (string, error) { return bus.Default.Event("session-", "run.started") }, "weft.evt._.session-.run.started"},
 		{"stream filter", func() (string, error) { return bus.Default.StreamEvents("session-42") }, "weft.evt.session.42.>"},

@@ -26,8 +26,9 @@ const hashDomain = "weft.event.v1"
 
 // Hash returns the hex SHA-256 of ev's canonical encoding: every envelope
 // field except Position (which the store assigns in the global order and
-// which a backend may renumber) and KeyID and MAC (which authenticate the
-// hash), in this order:
+// which a backend may renumber), KeyID and MAC (which authenticate the
+// hash) and Redacted (set only on a live copy, never stored; see Redact),
+// in this order:
 //
 //	"weft.event.v1", ID (its 36-character string form), Stream,
 //	Version (8 bytes), Type, SchemaVersion (8 bytes),

@@ -192,7 +192,11 @@ type ToolProgress struct {
 // ApprovalRequested (approval.requested) records that a tool call needs a
 // human decision before it runs.
 type ApprovalRequested struct {
-	Tool      string          `json:"tool"`
+	Tool string `json:"tool"`
+	// Arguments are the call's arguments as the person deciding is shown
+	// them and as the approved call receives them: their canonical form
+	// (toolsets.CanonicalArguments). Events recorded before weft wrote
+	// that form hold the model's arguments as sent.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	// Metadata describes the request (the tool's approval metadata,

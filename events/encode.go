@@ -51,6 +51,16 @@ func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 		b = append(b, `,"data":`...)
 		b = append(b, ev.Data...)
 	}
+	if len(ev.Redacted) > 0 {
+		b = append(b, `,"redacted":[`...)
+		for i, r := range ev.Redacted {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, r)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}'), nil
 }
 

@@ -46,6 +46,11 @@ type Event struct {
 	MAC   string `json:"mac,omitempty"`
 	// Data is the type-specific payload, JSON.
 	Data json.RawMessage `json:"data,omitempty"`
+	// Redacted is set only on a live copy (see Redact): the private
+	// surfaces of Data that were removed before it was published, such as
+	// "return.private_metadata". A stored event never has it; the stores
+	// refuse to append one that does, and Hash does not cover it.
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // Type names an event type. The set is closed: see the catalogue in

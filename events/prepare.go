@@ -25,7 +25,8 @@ const DefaultMaxDataBytes = 1 << 20
 //   - ErrInvalidStream for a name ValidateStream rejects;
 //   - ErrEmptyAppend for no events;
 //   - ErrInvalidEvent for an event without a Type, with Data that is not
-//     valid JSON, or with the same ID as another event of the batch;
+//     valid JSON, with Redacted set (a live copy, see Redact), or with the
+//     same ID as another event of the batch;
 //   - ErrInvalidEvent together with ErrUnknownType, ErrUnknownSchemaVersion
 //     or ErrMalformed (errors.Is matches both) for an event that Decode
 //     would refuse: a type outside the catalogue, a schema version the
@@ -64,6 +65,8 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			return nil, bad(i, ErrPayloadTooLarge, "data is %d bytes, limit %d", len(ev.Data), maxData)
 		case len(ev.Data) > 0 && !json.Valid(ev.Data):
 			return nil, bad(i, ErrInvalidEvent, "data is not valid JSON")
+		case len(ev.Redacted) > 0:
+			return nil, bad(i, ErrInvalidEvent, "a live copy with %v redacted is not the event (Redact)", ev.Redacted)
 		}
 		if ev.ID == uuid.Nil {
 			id, err := uuid.NewV7()

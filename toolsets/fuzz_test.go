@@ -26,6 +26,8 @@ func FuzzValidateArguments(f *testing.F) {
 		`{"ticket_id":"","labels":null}`, `{"ticket_id":"ééééééééé"}`, `{"mode":"ship","n":10}`,
 		`{"mode":1.0,"n":-2}`, `{"nested":{"x":1}}`, `{"nested":{}}`, `{"never":1}`, `{"zz":"s"}`,
 		`[]`, `null`, `"x"`, `1e400`, `{"left":`, ``, `{}`, `{"a":{"b":[1,{"c":true}]}}`,
+		`{"left":2,"right":3,"left":4}`, `{"a":{"b":[1,{"c":true,"c":false}]}}`, `{"\u006c":1,"l":2}`,
+		`{"n":[1,-1e400]}`, `{"n":1e-400}`, `{"n":123456789012345678901234567890}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -41,7 +43,26 @@ func FuzzValidateArguments(f *testing.F) {
 		validators[i] = v
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		// The duplicate and range checks agree with their references.
+		if json.Valid(raw) {
+			refPath, refDup := refDuplicate(raw)
+			p := scanArguments(raw, false)
+			if (p != nil) != refDup || p != nil && p.field() != refPath {
+				t.Fatalf("%s: duplicate scan %+v, reference %q %v", raw, p, refPath, refDup)
+			}
+			if !refDup {
+				np := scanArguments(raw, true)
+				if (np != nil) != refOutOfRange(raw) {
+					t.Fatalf("%s: range scan %+v, reference %v", raw, np, refOutOfRange(raw))
+				}
+			}
+		}
 		args, ia := decodeArguments(raw)
+		if ia == nil {
+			if _, dup := refDuplicate(raw); dup {
+				t.Fatalf("%s: accepted with a duplicate member", raw)
+			}
+		}
 		if ia != nil {
 			if ia.Message == "" || ia.HowToFix == "" {
 				t.Fatalf("decode error without message or fix: %+v", ia)

@@ -43,6 +43,15 @@ type libTool struct {
 // be unique across the library (search loads tools by name); every
 // definition is checked as a registry would. Identity problems are not
 // construction errors: see [Library.ValidateIDs].
+//
+// Hidden tools ([Hidden] in the definition a toolset's preparation gives,
+// after every wrapper it is built with) are left out of the library: a
+// library is what a model searches ([NewSearch]) and calls through a proxy
+// ([NewProxy]), and a hidden tool is never reachable by a model. They are
+// not searched, listed, described, loaded, restored or called, and a call
+// through a proxy by a hidden tool's name gets the answer an unknown name
+// gets; their names need not be unique. Application code calls a hidden
+// tool through a [Registry] (with [CallerApplication]), not a library.
 func NewLibrary(ctx context.Context, toolsets ...Toolset) (*Library, error) {
 	l := &Library{byName: map[string]*libTool{}, reg: NewRegistry()}
 	for i, ts := range toolsets {
@@ -54,6 +63,7 @@ func NewLibrary(ctx context.Context, toolsets ...Toolset) (*Library, error) {
 		if err != nil {
 			return nil, fmt.Errorf("library: prepare toolset %q: %w", info.Name, err)
 		}
+		p.Tools = modelReachable(p.Tools)
 		if err := l.reg.AddToolset(ctx, fixed{info: info, p: p}); err != nil {
 			return nil, fmt.Errorf("library: %w", err)
 		}
@@ -74,6 +84,18 @@ func NewLibrary(ctx context.Context, toolsets ...Toolset) (*Library, error) {
 		l.toolsets = append(l.toolsets, e)
 	}
 	return l, nil
+}
+
+// modelReachable returns the tools of tools a model may reach: all but the
+// hidden ones (a nil tool is kept, for the registry to refuse).
+func modelReachable(tools []Tool) []Tool {
+	out := make([]Tool, 0, len(tools))
+	for _, t := range tools {
+		if t == nil || t.Definition().Visibility != Hidden {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Toolsets returns the library's toolsets, in order.

@@ -28,6 +28,11 @@ const (
 // direct call, and the approved or resolved call reaches the tool. It is
 // safe for concurrent use.
 //
+// Hidden tools are not in a library (see [NewLibrary]): the proxy neither
+// finds nor calls them, and a call by a hidden tool's name is answered as
+// for an unknown name. A proxied call is the model's: the tool's
+// [ToolContext.Caller] is [CallerModel].
+//
 // Library tools named like a proxy tool (search_tool or call_tool, with
 // or without the proxy's prefix) are left out: never found, loaded or
 // called through the proxy, so a call of the proxy cannot reach another
@@ -139,8 +144,10 @@ func (p *ProxyToolset) doCall(ctx context.Context, tc *ToolContext, a proxyCallA
 	if err != nil || a.Arguments == nil {
 		args = json.RawMessage(`{}`)
 	}
+	// The model asked for this call: the proxied tool sees CallerModel,
+	// and the library holds no hidden tool to reach.
 	inv := Invocation{
-		CallID: tc.CallID, Name: a.Name, Arguments: args, Caller: CallerApplication,
+		CallID: tc.CallID, Name: a.Name, Arguments: args, Caller: CallerModel,
 		RunID: tc.RunID, SessionID: tc.SessionID, ConversationID: tc.ConversationID,
 		Metadata: tc.metadata, Deferred: tc.Deferred, Emitter: tc.emitter,
 		// The runtime counts model retries by the name the model called:

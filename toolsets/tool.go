@@ -107,10 +107,7 @@ func (t *funcTool[A, R]) Call(ctx context.Context, tc *ToolContext, args json.Ra
 	var a A
 	if len(args) > 0 {
 		if err := decodeInto(args, &a); err != nil {
-			return nil, &InvalidArgumentsError{
-				Message:  fmt.Sprintf("the arguments do not fit the tool's parameters (%v).", err),
-				HowToFix: "Correct the argument named in the message and call the tool again.",
-			}
+			return nil, decodeProblem(err)
 		}
 	}
 	if t.isMap {
@@ -127,22 +124,25 @@ func (t *funcTool[A, R]) Call(ctx context.Context, tc *ToolContext, args json.Ra
 
 // decodeInto decodes validated arguments into dst. JSON Schema counts 2.0
 // as an integer but encoding/json will not put it in an int, so on a type
-// error the arguments are normalised (decoded generically and re-encoded,
-// which writes 2.0 as 2) and decoded once more.
+// error the arguments are put in canonical form ([CanonicalArguments],
+// which writes 2.0 as 2 and keeps every other number's text, so no integer
+// loses precision) and decoded once more. A number that still does not fit
+// its field is the second decode's error (see decodeProblem).
 func decodeInto(args json.RawMessage, dst any) error {
 	err := json.Unmarshal(args, dst)
 	var te *json.UnmarshalTypeError
 	if err == nil || !errors.As(err, &te) {
 		return err
 	}
-	var generic any
-	if json.Unmarshal(args, &generic) != nil {
-		return err
-	}
-	norm, merr := json.Marshal(generic)
-	if merr != nil {
+	norm, cerr := CanonicalArguments(args)
+	if cerr != nil {
 		return err
 	}
 	reflect.ValueOf(dst).Elem().SetZero()
-	return json.Unmarshal(norm, dst)
+	err2 := json.Unmarshal(norm, dst)
+	var te2 *json.UnmarshalTypeError
+	if errors.As(err2, &te2) && te2.Field == te.Field {
+		return err // the same field: report the number as it was sent
+	}
+	return err2
 }

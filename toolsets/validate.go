@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -246,18 +247,63 @@ func count(v any) (*int, bool) {
 
 // decodeArguments parses raw call arguments. Empty input is the empty
 // object (some providers send nothing for a tool without parameters).
+// Arguments that are not JSON, that name a member twice in one object (at
+// any depth), or that hold a number beyond the float64 range are refused:
+// see [checkArguments].
 func decodeArguments(raw json.RawMessage) (any, *InvalidArgumentsError) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return map[string]any{}, nil
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, &InvalidArgumentsError{
-			Message:  fmt.Sprintf("the arguments are not valid JSON (%v).", err),
-			HowToFix: "Send the arguments as a single JSON object, for example {\"name\": \"value\"}.",
-		}
+		return nil, syntaxProblem(raw, err)
+	}
+	if ia := checkArguments(raw); ia != nil {
+		return nil, ia
 	}
 	return v, nil
+}
+
+// checkArguments refuses arguments encoding/json accepted as JSON text
+// that do not mean one thing: a member named twice in one object, at any
+// depth (encoding/json would keep the last value, while a person reading
+// them may read the first). It does not allocate when there is none.
+func checkArguments(raw []byte) *InvalidArgumentsError {
+	p := scanArguments(raw, false)
+	if p == nil {
+		return nil
+	}
+	f := p.field()
+	return &InvalidArgumentsError{
+		Field:    f,
+		Message:  fmt.Sprintf("argument %q appears more than once in the same object; the arguments must name each argument once.", f),
+		HowToFix: fmt.Sprintf("Send %q once, with the one value you mean.", f),
+	}
+}
+
+// syntaxProblem explains why encoding/json refused raw: a number beyond
+// the float64 range (valid JSON text, with its path), or text that is not
+// JSON.
+func syntaxProblem(raw []byte, err error) *InvalidArgumentsError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && json.Valid(raw) {
+		if p := scanArguments(raw, true); p != nil && !p.duplicate {
+			f := p.field()
+			name, is := "the arguments", "are"
+			if f != "" {
+				name, is = fmt.Sprintf("argument %q", f), "is"
+			}
+			return &InvalidArgumentsError{
+				Field:    f,
+				Message:  fmt.Sprintf("%s %s the number %s, which is out of range: numbers must be between %g and %g.", name, is, p.number, -math.MaxFloat64, math.MaxFloat64),
+				HowToFix: fmt.Sprintf("Send a number within that range for %s.", name),
+			}
+		}
+	}
+	return &InvalidArgumentsError{
+		Message:  fmt.Sprintf("the arguments are not valid JSON (%v).", err),
+		HowToFix: "Send the arguments as a single JSON object, for example {\"name\": \"value\"}.",
+	}
 }
 
 // validate checks decoded arguments. It returns nil when they fit.
@@ -393,10 +439,10 @@ func (n *node) check(v any, at *path, p *problems) {
 	switch x := v.(type) {
 	case float64:
 		if n.minimum != nil && x < *n.minimum {
-			*p = append(*p, problem{at.String(), fmt.Sprintf("%s must be at least %v, got %v", name(), *n.minimum, x), ""})
+			*p = append(*p, problem{at.String(), fmt.Sprintf("%s must be at least %v, got %v", name(), *n.minimum, x), fmt.Sprintf("Pass a number of at least %v for %q.", *n.minimum, at.String())})
 		}
 		if n.maximum != nil && x > *n.maximum {
-			*p = append(*p, problem{at.String(), fmt.Sprintf("%s must be at most %v, got %v", name(), *n.maximum, x), ""})
+			*p = append(*p, problem{at.String(), fmt.Sprintf("%s must be at most %v, got %v", name(), *n.maximum, x), fmt.Sprintf("Pass a number of at most %v for %q.", *n.maximum, at.String())})
 		}
 	case string:
 		if n.minLength != nil || n.maxLength != nil {

@@ -144,7 +144,7 @@ func writeRawLog(t *testing.T, storeDir string, evs []events.Event) {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
-		subject, err := bus.Default.Event(ev.Stream, string(ev.Type))
+		subject, err := bus.Default.LogIngest(ev.Stream, string(ev.Type)) // the stream stores it under its event subject
 		if err != nil {
 			t.Fatal(err)
 		}

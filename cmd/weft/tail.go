@@ -28,8 +28,10 @@ subject filter over the event subjects weft.evt.<category>.<id>.<type>:
   weft.evt.session.*.tool.returned      every tool return of every session
   weft.evt.session.SESSION.>            every event of one session
 
-'*' matches one token, '>' the rest. Stops after --count events, or when
-interrupted.`, stderr)
+'*' matches one token, '>' the rest. These are the live copies of the events:
+their private surfaces (a tool return's private_metadata, captured errors)
+are redacted, and the line says so; weft show and weft audit read the whole
+events from the log. Stops after --count events, or when interrupted.`, stderr)
 	src := addSourceFlags(fs, false)
 	asJSON := fs.Bool("json", false, "print each event's JSON envelope on one line")
 	count := fs.Int("count", 0, "stop after `N` events (0: never)")
@@ -84,7 +86,11 @@ interrupted.`, stderr)
 			fmt.Fprintf(stdout, "%s  (not an event: %v)\n", m.Subject, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "%s  %s v%d  %-20s %s\n", ev.Time.Format(time.RFC3339Nano), ev.Stream, ev.Version, ev.Type, p.describe(ev))
+		redacted := ""
+		if len(ev.Redacted) > 0 {
+			redacted = "  [redacted: " + strings.Join(ev.Redacted, ", ") + "]"
+		}
+		fmt.Fprintf(stdout, "%s  %s v%d  %-20s %s%s\n", ev.Time.Format(time.RFC3339Nano), ev.Stream, ev.Version, ev.Type, p.describe(ev), redacted)
 	}
 	return nil
 }

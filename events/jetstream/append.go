@@ -60,7 +60,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	}
 	subjects := make([]string, len(batch))
 	for i := range batch {
-		if subjects[i], err = s.subjects.Event(stream, string(batch[i].Type)); err != nil {
+		if subjects[i], err = s.subjects.LogIngest(stream, string(batch[i].Type)); err != nil {
 			return fail(fmt.Errorf("%w: event %d: %v", events.ErrInvalidEvent, i, err))
 		}
 	}

@@ -6,13 +6,20 @@
 // # Layout
 //
 // All events live in one JetStream stream (DefaultStreamName, configurable)
-// bound to "<root>.evt.>". Each event is one message on the subject of its
-// weft stream and type, as named by the bus package:
+// bound to "<root>.log.>" with a subject transform onto "<root>.evt.>". The
+// store publishes each event whole on its ingest subject (bus
+// Subjects.LogIngest), weft.log.session.42.tool.returned, and the stream
+// stores it as one message on the event subject of its weft stream and
+// type:
 //
 //	weft.evt.session.42.tool.returned
 //
 // so that "weft.evt.session.*.tool.returned" or "weft.evt.session.42.>" are
-// ordinary NATS filters for subscribers that do not use this package. The
+// ordinary filters over the stored events (consumers, direct gets). A core
+// NATS subscriber to the event subjects never receives a stored message:
+// the runtime publishes the live copies there, their private surfaces
+// redacted (events.Redact). New moves a stream bound to "<root>.evt.>" (the
+// layout before) to this one; its messages keep their subjects. The
 // body is the JSON envelope (id, stream, version, type, schema version,
 // time, ids, data); the global Position of an event is its JetStream stream
 // sequence, and its Version is carried in the body.

@@ -8,9 +8,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
+	jsstore "github.com/weft-run/weft/events/jetstream"
 )
 
 // TestServerRefusesStaleWriter makes the server, not the store's own
@@ -77,8 +79,11 @@ func TestBatchRefusedMidwayWritesNothing(t *testing.T) {
 	}
 }
 
-// TestEventSubjects checks that every event is a message on its stream's
-// subject and type, so plain NATS subscribers can filter by type.
+// TestEventSubjects checks that every event is stored as a message on its
+// stream's event subject and type, so plain NATS filters select by type,
+// and that the store publishes it whole on the log's ingest subject only:
+// a core subscriber to the event subjects never receives it (the runtime
+// publishes a redacted live copy there, see events.Redact).
 func TestEventSubjects(t *testing.T) {
 	ctx := t.Context()
 	srv := startServer(t, bus.SyncPeriodic, "")
@@ -88,32 +93,65 @@ func TestEventSubjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := nc.SubscribeSync(filter)
+	live, err := nc.SubscribeSync(filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingest, err := nc.SubscribeSync(bus.Default.AllLogIngest())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	returned := events.Event{ID: uuid.Must(uuid.NewV7()), Type: events.TypeToolReturned, Data: []byte(`{}`)}
+	returned := events.Event{ID: uuid.Must(uuid.NewV7()), Type: events.TypeToolReturned, Data: []byte(`{"return":{"private_metadata":{"stack":"x"}}}`)}
 	if _, err := s.Append(ctx, "session-x.y*>", events.NoStream, progress(1), returned); err != nil {
 		t.Fatal(err)
 	}
-	msg, err := sub.NextMsg(5 * time.Second)
+
+	// Stored under the event subject.
+	js, err := jetstream.New(nc)
 	if err != nil {
-		t.Fatalf("no message on %s: %v", filter, err)
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, jsstore.DefaultStreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.GetLastMsgForSubject(ctx, filter)
+	if err != nil {
+		t.Fatalf("no stored message on %s: %v", filter, err)
 	}
 	if want := "weft.evt.session.x%2Ey%2A%3E.tool.returned"; msg.Subject != want {
-		t.Errorf("subject = %q, want %q", msg.Subject, want)
+		t.Errorf("stored subject = %q, want %q", msg.Subject, want)
 	}
 	if got := msg.Header.Get(nats.MsgIdHdr); got != returned.ID.String() {
 		t.Errorf("Nats-Msg-Id = %q, want the event id %s", got, returned.ID)
 	}
-	if _, err := sub.NextMsg(50 * time.Millisecond); !errors.Is(err, nats.ErrTimeout) {
-		t.Errorf("a second message matched %s: %v", filter, err)
-	}
-	stream, typ, err := bus.Default.ParseEvent(msg.Subject)
-	if diff := cmp.Diff([]string{"session-x.y*>", "tool.returned"}, []string{stream, typ}); diff != "" || err != nil {
+	typed, typ, err := bus.Default.ParseEvent(msg.Subject)
+	if diff := cmp.Diff([]string{"session-x.y*>", "tool.returned"}, []string{typed, typ}); diff != "" || err != nil {
 		t.Errorf("ParseEvent: %v (-want +got):\n%s", err, diff)
+	}
+
+	// Published whole on the ingest subject only.
+	in, err := ingest.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "weft.log.session.x%2Ey%2A%3E.tool.progress"; in.Subject != want {
+		t.Errorf("ingest subject = %q, want %q", in.Subject, want)
+	}
+	// A sentinel published after the append on the same connection
+	// arrives after anything the append published on the event subjects.
+	sentinel := "weft.evt.session.sentinel.tool.returned"
+	if err := nc.Publish(sentinel, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := live.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Subject != sentinel {
+		t.Errorf("the store published %s on the event subjects: %s", got.Subject, got.Data)
 	}
 }

@@ -217,7 +217,8 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg config) (jets
 	want := jetstream.StreamConfig{
 		Name:               cfg.streamName,
 		Description:        "weft event log",
-		Subjects:           []string{cfg.subjects.AllEvents()},
+		Subjects:           []string{cfg.subjects.AllLogIngest()},
+		SubjectTransform:   &jetstream.SubjectTransformConfig{Source: cfg.subjects.AllLogIngest(), Destination: cfg.subjects.AllEvents()},
 		Retention:          jetstream.LimitsPolicy,
 		Storage:            jetstream.FileStorage,
 		Replicas:           cfg.replicas,
@@ -241,7 +242,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg config) (jets
 	}
 	have := stream.CachedInfo().Config
 	update := have
-	update.Subjects = want.Subjects
+	update.Subjects, update.SubjectTransform = want.Subjects, want.SubjectTransform
 	update.AllowDirect, update.AllowAtomicPublish = true, true
 	update.DenyDelete, update.DenyPurge = true, true
 	if cfg.set["replicas"] {
@@ -250,7 +251,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg config) (jets
 	if cfg.set["duplicates"] {
 		update.Duplicates = cfg.dupWindow
 	}
-	if slices.Equal(update.Subjects, have.Subjects) && update.AllowDirect == have.AllowDirect &&
+	if slices.Equal(update.Subjects, have.Subjects) && sameTransform(update.SubjectTransform, have.SubjectTransform) && update.AllowDirect == have.AllowDirect &&
 		update.AllowAtomicPublish == have.AllowAtomicPublish && update.DenyDelete == have.DenyDelete &&
 		update.DenyPurge == have.DenyPurge && update.Replicas == have.Replicas && update.Duplicates == have.Duplicates {
 		return stream, nil
@@ -260,6 +261,14 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg config) (jets
 		return nil, fmt.Errorf("update stream %q: %w", cfg.streamName, err)
 	}
 	return stream, nil
+}
+
+// sameTransform reports whether two subject transforms are the same.
+func sameTransform(a, b *jetstream.SubjectTransformConfig) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // MaxDataBytes returns the largest event Data the store accepts.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -152,5 +153,64 @@ func TestNewKeepsExistingConfig(t *testing.T) {
 	newStore(t, nc, jsstore.WithDuplicateWindow(3*time.Minute))
 	if got := duplicates(); got != 3*time.Minute {
 		t.Errorf("after New with WithDuplicateWindow(3m): duplicate window %v, want 3m", got)
+	}
+}
+
+// TestNewMigratesEventSubjects: a log written when the stream took the
+// event subjects themselves ("weft.evt.>") keeps its events when a store
+// opens it: New moves the stream to the ingest subjects with a transform
+// onto the same stored subjects, the old events read back, the chain goes
+// on, and a publish on the event subjects is no longer stored.
+func TestNewMigratesEventSubjects(t *testing.T) {
+	ctx := t.Context()
+	nc := connect(t, startServer(t, bus.SyncPeriodic, ""))
+	old := newStore(t, nc)
+	if _, err := old.Append(ctx, "session-m", events.NoStream, progress(1), progress(2)); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, jsstore.DefaultStreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.Subjects, cfg.SubjectTransform = []string{bus.Default.AllEvents()}, nil // the old layout
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	s := newStore(t, nc)
+	if _, err := s.Append(ctx, "session-m", events.Exact(2), progress(3)); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.ReadStream(ctx, "session-m", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 {
+		t.Fatalf("read %d events, want 3", len(evs))
+	}
+	if cerr := events.VerifyChain(evs); cerr != nil {
+		t.Fatalf("chain after migration: %v", cerr)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{bus.Default.AllLogIngest()}, info.Config.Subjects); diff != "" {
+		t.Errorf("subjects (-want +got):\n%s", diff)
+	}
+	// A raw publish on an event subject is a live message, not an event.
+	if err := nc.Publish("weft.evt.session.m.tool.progress", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "session-m", events.Exact(3), progress(4)); err != nil {
+		t.Fatalf("append after a raw publish on the event subjects: %v", err)
+	}
+	if info, err = st.Info(ctx); err != nil || info.State.Msgs != 4 {
+		t.Fatalf("stream holds %d messages (%v), want the 4 events", info.State.Msgs, err)
 	}
 }

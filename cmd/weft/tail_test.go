@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// TestTailShowsRedactedLiveEvents: weft tail prints the live copies of the
+// events, which lack the tools' private metadata and say what was
+// redacted; the log keeps it.
+func TestTailShowsRedactedLiveEvents(t *testing.T) {
+	const secret = "SECRET-session-cookie-31337"
+	n, _ := testNode(t)
+	leaky, err := toolsets.NewFunc("leaky", func(context.Context, struct{}) (toolsets.Result, error) {
+		return toolsets.Result{Content: "ok", PrivateMetadata: map[string]any{"cookie": secret}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := n.rt.NewAgent("leaky-agent", weft.AgentConfig{Model: llm.NewScripted(
+		llm.ScriptToolCalls(llm.ToolCall{ID: "c1", Name: "leaky", Arguments: []byte(`{}`)}), llm.ScriptText("done")),
+		Tools: []toolsets.Tool{leaky}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	out, errOut := newSyncBuffer(), newSyncBuffer()
+	done := make(chan struct{})
+	var tailErr error
+	go func() {
+		defer close(done)
+		tailErr = run(ctx, []string{"tail", "weft.evt.session.*.tool.returned", "--nats", n.url, "--count", "1"}, out, errOut)
+	}()
+	errOut.waitFor(t, ctx, done, "tailing")
+
+	sess := agent.NewSession()
+	if res, err := sess.Run(ctx, "go"); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	line := out.waitFor(t, ctx, done, "tool.returned")
+	<-done
+	if tailErr != nil {
+		t.Fatal(tailErr)
+	}
+	if strings.Contains(line, secret) || !strings.Contains(line, "[redacted: return.private_metadata]") {
+		t.Errorf("weft tail printed %q, want the return without its private metadata, marked redacted", line)
+	}
+	stored, err := n.rt.Store().ReadStream(ctx, events.SessionStream(sess.ID()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	for _, ev := range stored {
+		kept = kept || ev.Type == events.TypeToolReturned && strings.Contains(string(ev.Data), secret)
+	}
+	if !kept {
+		t.Error("the log lost the private metadata")
+	}
+}
