@@ -28,7 +28,8 @@ func publishRaw(t *testing.T, nc *nats.Conn, subject string, body []byte) uint64
 	return ack.Sequence
 }
 
-// A raw "not json" message on a session's event subject is quarantined:
+// A raw "not json" message on a session's ingest subject (what the stream
+// stores) is quarantined:
 // ReadAll and Subscribe yield it as a *events.PoisonError naming its
 // stream and position and go on to the events after it; ReadStream of that
 // session fails with it (the session is damaged); other sessions read as
@@ -42,7 +43,7 @@ func TestPoisonOnTheStreamSubject(t *testing.T) {
 	if _, err := s.Append(ctx, damaged, events.NoStream, progress(1)); err != nil {
 		t.Fatal(err)
 	}
-	subject, err := bus.Default.Event(damaged, string(events.TypeToolReturned))
+	subject, err := bus.Default.LogIngest(damaged, string(events.TypeToolReturned))
 	if err != nil {
 		t.Fatal(err)
 	}
