@@ -140,3 +140,31 @@ func TestServeDataDir(t *testing.T) {
 		t.Errorf("sessions --data = %+v, %v", rows, err)
 	}
 }
+
+// auth-config prints public keys only, and the same keys on a second run.
+func TestAuthConfig(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "creds")
+	block := mustCLI(t, "auth-config", "--creds-dir", dir)
+	env := mustCLI(t, "auth-config", "--creds-dir", dir, "--env")
+	for _, r := range bus.Roles() {
+		seed, err := os.ReadFile(filepath.Join(dir, string(r)+".nk"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(block+env, strings.TrimSpace(string(seed))) {
+			t.Fatalf("auth-config printed the %s seed", r)
+		}
+		if !strings.Contains(env, bus.NKeyEnv(r)+"=U") {
+			t.Errorf("--env lacks %s:\n%s", bus.NKeyEnv(r), env)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
+		_, pub, _ := strings.Cut(line, "=")
+		if !strings.Contains(block, `"`+pub+`"`) {
+			t.Errorf("the block lacks the key of %s (a second run made new keys?)", line)
+		}
+	}
+	if _, _, err := cli(t, "auth-config"); !errors.Is(err, errUsage) {
+		t.Errorf("auth-config without --creds-dir: %v, want a usage error", err)
+	}
+}
