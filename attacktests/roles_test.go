@@ -3,6 +3,8 @@ package attacktests
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +33,14 @@ func TestLayoutNamesTheRuntimesStreams(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s: layout %q, runtime %q", c.name, c.got, c.want)
 		}
+	}
+	call, err := actors.WorkerCallSubject(bus.Default, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSuffix(call, "x") + "> " + actors.WorkerQueueGroup
+	if sub := l.Permissions(bus.RoleWorker).SubscribeAllow; !slices.Contains(sub, want) {
+		t.Errorf("the worker may subscribe to %q, want %q (the call subjects in the runtime's queue group)", sub, want)
 	}
 }
 
