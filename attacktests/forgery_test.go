@@ -288,3 +288,62 @@ func lastSeq(t *testing.T, b *bench) uint64 {
 	}
 	return info.State.LastSeq
 }
+
+// A role that may send a command names a reply subject outside the inboxes
+// — a worker cancel, an event subject — to make the node, which may publish
+// anywhere, answer there: the node drops such a command unanswered, so no
+// cancel reaches the worker, the log stores nothing and the run still
+// waits.
+func TestCommandReplyOutsideTheInboxesIsDropped(t *testing.T) {
+	b := newBench(t)
+	sess, res := b.waiting(t)
+	cancelSubject, err := actors.WorkerCancelSubject(bus.Default, sess.ID(), res.RunID, res.Pending.Approvals[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventSubject, err := bus.Default.Event("session-"+sess.ID(), "run.completed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := b.conn(t, bus.RoleWorker)
+	got := make(chan *nats.Msg, 16)
+	if _, err := w.nc.ChanSubscribe(actors.WorkerCancelFilter(bus.Default), got); err != nil {
+		t.Fatal(err)
+	}
+	w.allowed(t)
+	before := lastSeq(t, b)
+	c := b.conn(t, bus.RoleOperator)
+	resume, err := bus.Default.Command(sess.ID(), actors.VerbResume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reply := range []string{cancelSubject, eventSubject} {
+		if err := c.nc.PublishRequest(resume, reply, []byte(`{"run_id":"`+res.RunID+`","decisions":[]}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.allowed(t)
+	// A command with an inbox reply, sent after them, is answered: the
+	// node has handled the two before it.
+	if reply := command(t, c, sess.ID(), actors.VerbResume, map[string]any{"run_id": res.RunID, "decisions": []any{}}); reply.Error == nil {
+		t.Fatal("a resume without decisions was accepted")
+	}
+	if err := b.rt.Conn().Publish(cancelSubject, []byte("node")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if string(m.Data) != "node" {
+			t.Fatalf("the worker got %q on %s, want only the node's cancel", m.Data, m.Subject)
+		}
+	case <-time.After(wait):
+		t.Fatal("the worker got no cancel from the node")
+	}
+	// The log holds one more event: the refusal of the answered resume.
+	if after := lastSeq(t, b); after != before+1 {
+		t.Fatalf("the log grew from %d to %d, want one event (the answered resume's refusal)", before, after)
+	}
+	if got := status(t, sess); got != weft.StatusWaiting {
+		t.Fatalf("the run is %s, want waiting", got)
+	}
+}
