@@ -59,7 +59,8 @@ type ServerConfig struct {
 	// Listen is the host:port to accept client connections on, such as
 	// "127.0.0.1:4222" or "127.0.0.1:-1" (a random free port). Empty, the
 	// default, opens no port: clients connect in-process (Server.Connect).
-	// Prefer a loopback host unless other machines must connect.
+	// A host that is not a loopback address needs TLS or InsecureListen;
+	// a listening server should admit only Credentials.
 	Listen string
 	// Sync is the fsync policy of the JetStream file store.
 	Sync SyncPolicy
