@@ -28,7 +28,7 @@ type serveOptions struct {
 
 // runServe runs a node until ctx ends (the CLI's SIGINT/SIGTERM).
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "[--data DIR | --nats URL] [--listen HOST:PORT] [--demo] [--json]", `
+	fs := newFlagSet("serve", "[--data DIR | --nats URL] [--listen HOST:PORT [--listen-tls-cert FILE --listen-tls-key FILE | --insecure-listen]] [--demo] [--json]", `
 Runs a weft node with the demo agent registered: on the embedded default
 (nats-server + JetStream, the event log in DIR/nats, listening on a loopback
 port so that other weft commands can connect) or on an external NATS. It
