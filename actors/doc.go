@@ -67,6 +67,11 @@
 //	weft.cmd.session.<id>.cancel   request CancelCommand {"run_id","by","reason"}
 //	  reply (all three)            CommandReply {"run_id","version"} or
 //	                               {"error":{"verb","session_id","code","message"}}
+//	                               on the request's reply subject, which must be an
+//	                               inbox (InboxPrefix: "_INBOX.…" or "_INBOX_<role>.…")
+//	                               or empty; a command with another reply subject is
+//	                               dropped unanswered (the node may publish anywhere:
+//	                               it never answers on a subject its sender chose freely)
 //	weft.node.<node>.tool.<name>   request ToolRequest {"session_id","run_id","call_id","name",
 //	                               "arguments","approval","model_retries"} to the host's own tool actor
 //	                               (<node>: the lease node id, or a random id per host

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -353,6 +354,14 @@ func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (C
 // onCommand routes a command message to its session actor, spawning (and
 // so rebuilding) the actor when the session has none in this process.
 func (h *Host) onCommand(m *nats.Msg) {
+	if !replyIsInbox(m.Reply) {
+		// A reply subject outside the inboxes would make this node, which
+		// may publish anywhere, answer on a subject its sender may not
+		// publish on (a worker cancel, an event the log would store): the
+		// command is dropped unanswered and unexecuted.
+		h.log.Warn("dropped a command whose reply subject is not an inbox", "subject", m.Subject, "reply", m.Reply)
+		return
+	}
 	id, verb, err := h.subj.ParseCommand(m.Subject)
 	if err != nil {
 		respond(m, CommandReply{Error: commandError(verb, id, ErrBadCommand, "bad command subject %q: %v", m.Subject, err)})
@@ -362,6 +371,17 @@ func (h *Host) onCommand(m *nats.Msg) {
 		return
 	}
 	h.deliver(m, id, verb)
+}
+
+// InboxPrefix is the prefix every reply subject of a command must have:
+// the NATS inboxes ("_INBOX.…") and the role inboxes of bus.Role
+// ("_INBOX_<role>.…"). An empty reply subject (no answer wanted) is
+// allowed too.
+const InboxPrefix = "_INBOX"
+
+// replyIsInbox reports whether reply is empty or under InboxPrefix.
+func replyIsInbox(reply string) bool {
+	return reply == "" || strings.HasPrefix(reply, InboxPrefix+".") || strings.HasPrefix(reply, InboxPrefix+"_")
 }
 
 func respond(m *nats.Msg, r CommandReply) {

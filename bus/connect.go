@@ -70,6 +70,42 @@ func WithNKeySeedFile(file string) ConnectOption {
 	}
 }
 
+// WithRole makes the connection one of role r: its reply subjects use the
+// role's inbox prefix (Role.InboxPrefix), the only inbox a server with the
+// role permissions lets it subscribe to. It does not authenticate: combine
+// it with the role's credentials (WithNKeySeedFile, or WithRoleCredentials).
+func WithRole(r Role) ConnectOption {
+	return func(c *connectConfig) error {
+		if _, err := ParseRole(string(r)); err != nil {
+			return err
+		}
+		if r != RoleNode {
+			c.opts = append(c.opts, nats.CustomInboxPrefix(r.InboxPrefix()))
+		}
+		return nil
+	}
+}
+
+// WithRoleCredentials authenticates as role r with the seed file of r in
+// the credentials directory dir (see LoadOrCreateCredentials), and uses
+// r's inbox prefix (WithRole). A seed file others may read is refused
+// (ErrBadCredentials).
+func WithRoleCredentials(dir string, r Role) ConnectOption {
+	return func(c *connectConfig) error {
+		if err := WithRole(r)(c); err != nil {
+			return err
+		}
+		file := SeedFile(dir, r)
+		if _, err := loadSeed(file); err != nil {
+			if !errors.As(err, new(*CredentialsError)) {
+				err = &CredentialsError{File: file, Reason: "no " + string(r) + " credentials (does the node keep its data there?)", Err: err}
+			}
+			return err
+		}
+		return WithNKeySeedFile(file)(c)
+	}
+}
+
 // WithCredsFile authenticates with a JWT and NKey credentials file (the
 // decentralised auth of NATS operators and accounts).
 func WithCredsFile(file string) ConnectOption {

@@ -22,4 +22,16 @@
 //
 // Identifiers that are not valid subject tokens are escaped (EscapeToken),
 // never passed through; see EscapeToken for the exact rules.
+//
+// # Roles
+//
+// Who may publish and subscribe to what is a Role (node, operator,
+// approver, reader, worker) with the permissions Layout.Permissions derives
+// from the subject scheme (roles.go). A server that listens admits the nkey
+// users of Credentials (LoadOrCreateCredentials: one seed file per role,
+// mode 0600) with those permissions; Layout.NATSAuthorization writes the
+// same permissions for the configuration of an external cluster. Clients
+// authenticate with WithRoleCredentials (or WithNKeySeedFile and WithRole).
+// A listener on a non-loopback address needs TLS (ServerConfig.TLS) or an
+// explicit InsecureListen.
 package bus

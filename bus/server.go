@@ -59,7 +59,8 @@ type ServerConfig struct {
 	// Listen is the host:port to accept client connections on, such as
 	// "127.0.0.1:4222" or "127.0.0.1:-1" (a random free port). Empty, the
 	// default, opens no port: clients connect in-process (Server.Connect).
-	// Prefer a loopback host unless other machines must connect.
+	// A host that is not a loopback address needs TLS or InsecureListen;
+	// a listening server should admit only Credentials.
 	Listen string
 	// Sync is the fsync policy of the JetStream file store.
 	Sync SyncPolicy
@@ -74,6 +75,22 @@ type ServerConfig struct {
 	// Server.Connect pass them automatically. Set at most one of the two.
 	Username, Password string
 	Token              string
+	// Credentials, when set, admit only its nkey users, each with its
+	// role's permissions in Layout (see Role): the authorization of a
+	// server that listens for other processes. It excludes Username,
+	// Password and Token. In-process connections (Server.Connect) use the
+	// node role.
+	Credentials *Credentials
+	// Layout names the stream, bucket and subjects the role permissions
+	// protect; zero means DefaultLayout.
+	Layout Layout
+	// TLS, when set, makes the listener require TLS with this certificate.
+	TLS *ServerTLS
+	// InsecureListen accepts the risk of a Listen host that is not a
+	// loopback address without TLS: credentials and events then cross
+	// the network in clear text. Without it such a server is refused
+	// with an error wrapping ErrInsecureListen.
+	InsecureListen bool
 	// ReadyTimeout bounds the wait for the server to accept connections;
 	// zero means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
@@ -83,6 +100,16 @@ type ServerConfig struct {
 	// Debug and Trace enable the server's verbose logging (with Logger).
 	Debug, Trace bool
 }
+
+// ServerTLS names the PEM files of the listener's certificate and key.
+type ServerTLS struct {
+	CertFile, KeyFile string
+}
+
+// ErrInsecureListen is matched (errors.Is) by the error of StartServer for
+// a Listen address that other machines can reach when the server has no
+// TLS and InsecureListen is not set.
+var ErrInsecureListen = errors.New("bus: a non-loopback listener without TLS")
 
 // ErrServerNotReady is returned by StartServer when the server does not
 // become ready for connections within the ready timeout.
@@ -105,6 +132,12 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.Token != "" && (cfg.Username != "" || cfg.Password != "") {
 		return nil, errors.New("bus: start server: set Token or Username/Password, not both")
+	}
+	if cfg.Credentials != nil && (cfg.Token != "" || cfg.Username != "" || cfg.Password != "") {
+		return nil, errors.New("bus: start server: set Credentials or Token or Username/Password, not more")
+	}
+	if cfg.Layout.Subjects.Root() == "" {
+		cfg.Layout = DefaultLayout()
 	}
 	opts := &server.Options{
 		ServerName:    cfg.Name,
@@ -141,6 +174,19 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			return nil, fmt.Errorf("bus: start server: listen address %q: bad port", cfg.Listen)
 		}
 		opts.Host, opts.Port = host, p
+		if cfg.TLS == nil && !cfg.InsecureListen && !IsLoopback(host) {
+			return nil, fmt.Errorf("bus: start server: listen address %q: %w (set ServerConfig.TLS, or InsecureListen to accept the risk)", cfg.Listen, ErrInsecureListen)
+		}
+	}
+	if cfg.TLS != nil {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile})
+		if err != nil {
+			return nil, fmt.Errorf("bus: start server: tls: %w", err)
+		}
+		opts.TLSConfig, opts.TLS = tc, true
+	}
+	if cfg.Credentials != nil {
+		opts.Nkeys = nkeyUsers(cfg.Credentials, cfg.Layout)
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -173,6 +219,12 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	all := []nats.Option{nats.InProcessServer(s.srv), nats.Name("weft-inprocess")}
 	switch {
+	case s.cfg.Credentials != nil:
+		opt, err := nats.NkeyOptionFromSeed(s.cfg.Credentials.SeedFile(RoleNode))
+		if err != nil {
+			return nil, fmt.Errorf("bus: connect in-process: node credentials: %w", err)
+		}
+		all = append(all, opt)
 	case s.cfg.Token != "":
 		all = append(all, nats.Token(s.cfg.Token))
 	case s.cfg.Username != "":
@@ -184,6 +236,9 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	}
 	return nc, nil
 }
+
+// Credentials returns the server's credentials, nil when it has none.
+func (s *Server) Credentials() *Credentials { return s.cfg.Credentials }
 
 // ClientURL returns the nats:// URL clients in other processes connect to,
 // or "" when the server does not listen (ServerConfig.Listen is empty).

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -24,6 +25,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
 	"gopkg.in/yaml.v3"
+
+	"github.com/weft-run/weft/bus"
 )
 
 // container is a weft or NATS container of a manifest.
@@ -572,6 +575,12 @@ func TestManifests(t *testing.T) {
 			if sub == "serve" && vals["replicas"] != "3" {
 				t.Errorf("serve --replicas %q, want 3 on a three-node cluster", vals["replicas"])
 			}
+			// It authenticates with its role's seed (the NATS admits
+			// weft's roles only): serve as node, worker as worker.
+			role := map[string]string{"serve": "node", "worker": "worker"}[sub]
+			if path.Base(vals["nkey"]) != role+".nk" || (vals["role"] != "" && vals["role"] != role) {
+				t.Errorf("weft %s --nkey %q --role %q: want the %s role's seed, %s.nk", sub, vals["nkey"], vals["role"], role, role)
+			}
 			weft[c.deployment()+" "+sub]++
 		})
 	}
@@ -586,6 +595,16 @@ func TestManifests(t *testing.T) {
 	}
 }
 
+// unindent removes the indentation of every line (the k8s ConfigMap's
+// configuration is indented by the YAML block's).
+func unindent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
 func TestNATSConfigs(t *testing.T) {
 	m := load(t)
 	if len(m.natsConfigs) != 2 {
@@ -594,13 +613,31 @@ func TestNATSConfigs(t *testing.T) {
 	for name, text := range m.natsConfigs {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("SERVER_NAME", "nats-test")
-			path := filepath.Join(t.TempDir(), "nats.conf")
-			if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			// The roles' public keys come from the environment, as
+			// the deployments set them.
+			creds, err := bus.LoadOrCreateCredentials(filepath.Join(t.TempDir(), bus.CredentialsDir))
+			if err != nil {
 				t.Fatal(err)
 			}
-			opts, err := server.ProcessConfigFile(path)
+			for _, r := range bus.Roles() {
+				t.Setenv(bus.NKeyEnv(r), creds.PublicKey(r))
+			}
+			conf := filepath.Join(t.TempDir(), "nats.conf")
+			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			opts, err := server.ProcessConfigFile(conf)
 			if err != nil {
 				t.Fatalf("nats-server rejects it: %v", err)
+			}
+			// The authorization is weft auth-config's, to the letter:
+			// the permissions of every role are the embedded server's.
+			block := bus.DefaultLayout().NATSAuthorization(func(r bus.Role) string { return "$" + bus.NKeyEnv(r) })
+			if !strings.Contains(unindent(text), unindent(block)) {
+				t.Errorf("the authorization block is not weft auth-config's (regenerate it):\n%s", block)
+			}
+			if len(opts.Nkeys) != len(bus.Roles()) || opts.NoAuthUser != "" || opts.Authorization != "" || len(opts.Users) != 0 {
+				t.Errorf("users: %d nkeys, no_auth_user %q, %d others; want exactly the %d roles", len(opts.Nkeys), opts.NoAuthUser, len(opts.Users), len(bus.Roles()))
 			}
 			if !opts.JetStream {
 				t.Error("JetStream is not enabled")

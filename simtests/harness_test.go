@@ -453,6 +453,7 @@ type serveReport struct {
 	Node      string   `json:"node"`
 	Agents    []string `json:"agents"`
 	Recovered []string `json:"recovered"`
+	CredsDir  string   `json:"credentials_dir"`
 }
 
 // weftNode is a weft serve process of the cluster.

@@ -52,8 +52,13 @@ func TestRestartEmbeddedNodeAfterKill(t *testing.T) {
 		t.Errorf("restarted on its data directory, the node is %q, want %q (the killed one)", rep.Node, demo.Node)
 	}
 
-	// The approve command's default timeout bounds the wait.
-	out, err := exec.CommandContext(h.ctx, bins.weft, "approve", "call_deploy", "--by", "alice", "--nats", rep.URL, "--json").CombinedOutput()
+	// The approve command's default timeout bounds the wait. It
+	// authenticates with the approver seed the first start generated in
+	// the data directory, which the restarted server admits.
+	if want := filepath.Join(dir, "credentials"); rep.CredsDir != want || demo.CredsDir != want {
+		t.Errorf("credentials in %q, then %q; want %q", demo.CredsDir, rep.CredsDir, want)
+	}
+	out, err := exec.CommandContext(h.ctx, bins.weft, "approve", "call_deploy", "--by", "alice", "--nats", rep.URL, "--creds-dir", rep.CredsDir, "--json").CombinedOutput()
 	if err != nil {
 		t.Fatalf("weft approve right after the restart: %v\n%s", err, out)
 	}

@@ -47,7 +47,7 @@ func TestAuditVerifyTampered(t *testing.T) {
 	n, nodeDir := testNode(t)
 	sess, _ := demoWaiting(t, n)
 	stream := events.SessionStream(sess.ID())
-	nc, err := bus.Connect(t.Context(), []string{n.url})
+	nc, err := bus.Connect(t.Context(), []string{n.url}, bus.WithRoleCredentials(n.credsDir, bus.RoleReader))
 	if err != nil {
 		t.Fatal(err)
 	}

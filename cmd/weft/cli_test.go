@@ -63,7 +63,8 @@ func (s *syncBuffer) waitFor(t *testing.T, ctx context.Context, done <-chan stru
 }
 
 // testNode starts a node listening on a free loopback port, with its data
-// in a test directory, stopped at cleanup.
+// in a test directory, stopped at cleanup. The commands the test runs find
+// the node's credentials through $WEFT_CREDS_DIR.
 func testNode(t *testing.T) (*node, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -76,6 +77,7 @@ func testNode(t *testing.T) (*node, string) {
 			t.Error(err)
 		}
 	})
+	t.Setenv(credsDirEnv, n.credsDir)
 	return n, dir
 }
 

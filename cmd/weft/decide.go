@@ -84,7 +84,7 @@ resume command over NATS (%s) and waits until the run settles again.
 A resume decides every pending item of a run: when the run waits for several,
 give all their ids. The session is found from the HITL queue unless --session
 names it.`, "weft.cmd.session.<id>.resume"), stderr)
-	o.src = addSourceFlags(fs, false)
+	o.src = addSourceFlagsAs(fs, false, bus.RoleApprover) // decisions are resume commands
 	fs.StringVar(&o.session, "session", "", "the `SESSION` of the ids (default: found in the HITL queue)")
 	fs.StringVar(&o.by, "by", "cli", "who decides, recorded with the decision")
 	fs.BoolVar(&o.json, "json", false, "print the reply (and the event that settled the run) as JSON")
@@ -301,6 +301,11 @@ func sendResume(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return reply, fmt.Errorf("resume on %s: %w (is a node serving? weft serve)", subject, errNoNode)
+	case err != nil && errors.Is(nc.LastError(), nats.ErrPermissionViolation):
+		// The server dropped the request: the connection's role may not
+		// send decisions (it says so asynchronously; the request only
+		// times out).
+		return reply, fmt.Errorf("resume on %s: %w (connect with a role that may decide: --role approver)", subject, nc.LastError())
 	case err != nil:
 		return reply, fmt.Errorf("resume on %s: %w", subject, err)
 	}

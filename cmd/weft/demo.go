@@ -28,6 +28,8 @@ type demoOptions struct {
 	timeout time.Duration // bound on the whole demo
 	serve   bool          // leave the run waiting and serve (weft serve --demo)
 	listen  string        // where the served node listens
+	// insecureListen accepts a non-loopback -listen without TLS.
+	insecureListen bool
 }
 
 // The demo's fixed scene: a support agent fixes ticket T-7.
@@ -44,12 +46,13 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: weft demo [-approve | -deny REASON] [-by NAME] [-data DIR] [-json] [-timeout D]\n"+
-			"       weft demo -serve [-listen HOST:PORT] [-data DIR] [-json]\n\n"+
+			"       weft demo -serve [-listen HOST:PORT [-insecure-listen]] [-data DIR] [-json]\n\n"+
 			"Runs an agent on the embedded runtime (nats-server + JetStream): lookup and\n"+
 			"fetch_ticket in parallel, then deploy, which waits for an approval that the\n"+
 			"flags decide; the run is resumed and completes. Reads no input.\n\n"+
 			"With -serve the run is left waiting on a node that serves until interrupted\n"+
-			"(weft serve --demo): decide it from a second terminal with weft approve.\n\nflags:\n")
+			"(weft serve --demo): decide it from a second terminal with weft approve\n"+
+			"(--creds-dir DIR/credentials, printed at start).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	approve := fs.Bool("approve", true, "approve the deploy (the default)")
@@ -60,6 +63,7 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
 	fs.BoolVar(&o.serve, "serve", false, "leave the run waiting for approval and serve until interrupted (weft serve --demo)")
 	fs.StringVar(&o.listen, "listen", defaultListen, "with -serve: the `HOST:PORT` other weft commands connect to")
+	fs.BoolVar(&o.insecureListen, "insecure-listen", false, "with -serve: accept a -listen address other machines can reach, without TLS")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -88,9 +92,9 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	case o.serve && (set["approve"] || o.deny || set["by"] || set["timeout"]):
 		fs.Usage()
 		return o, fmt.Errorf("%w: demo: -serve leaves the decision to weft approve: -approve, -deny, -by and -timeout do not apply", errUsage)
-	case !o.serve && set["listen"]:
+	case !o.serve && (set["listen"] || set["insecure-listen"]):
 		fs.Usage()
-		return o, fmt.Errorf("%w: demo: -listen needs -serve", errUsage)
+		return o, fmt.Errorf("%w: demo: -listen and -insecure-listen need -serve", errUsage)
 	case o.serve && o.listen == "":
 		fs.Usage()
 		return o, fmt.Errorf("%w: demo: -listen needs HOST:PORT", errUsage)
@@ -110,7 +114,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	if o.serve {
-		return serve(ctx, serveOptions{node: nodeConfig{dataDir: o.dataDir, listen: o.listen}, demo: true, json: o.json}, stdout, stderr)
+		return serve(ctx, serveOptions{node: nodeConfig{dataDir: o.dataDir, listen: o.listen, insecureListen: o.insecureListen}, demo: true, json: o.json}, stdout, stderr)
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()

@@ -14,15 +14,30 @@ import (
 type natsAuth struct {
 	user, credsFile, nkeySeedFile string
 	tls                           bus.TLSConfig
+	// credsDir is the credentials directory of a node's embedded server
+	// (DATA/credentials, which weft serve prints): the command
+	// authenticates with the seed of its role there.
+	credsDir string
+	// role is what the command connects as (--role); empty means
+	// defaultRole, the least role the command needs.
+	role        string
+	defaultRole bus.Role
 }
 
 // natsAuthFlags are the flags addNATSAuthFlags registers.
-var natsAuthFlags = []string{"user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key"}
+var natsAuthFlags = []string{"user", "creds", "nkey", "tls-ca", "tls-cert", "tls-key", "creds-dir", "role"}
 
-// addNATSAuthFlags registers --user, --creds, --nkey, --tls-ca, --tls-cert
-// and --tls-key on fs, with the same meaning as weft serve's.
-func addNATSAuthFlags(fs *flag.FlagSet) *natsAuth {
-	a := &natsAuth{}
+// credsDirEnv names the credentials directory when --creds-dir is not
+// given.
+const credsDirEnv = "WEFT_CREDS_DIR"
+
+// addNATSAuthFlags registers --user, --creds, --nkey, --creds-dir, --role,
+// --tls-ca, --tls-cert and --tls-key on fs, with the same meaning as weft
+// serve's. The command connects as role def unless --role says otherwise.
+func addNATSAuthFlags(fs *flag.FlagSet, def bus.Role) *natsAuth {
+	a := &natsAuth{defaultRole: def}
+	fs.StringVar(&a.credsDir, "creds-dir", "", "authenticate with the role's seed in the node's credentials `DIR` (DATA/credentials, printed by weft serve; default $"+credsDirEnv+")")
+	fs.StringVar(&a.role, "role", "", "connect as `ROLE`: node, operator, approver, reader or worker (default "+string(def)+"); picks the seed in --creds-dir and the role's reply subjects")
 	fs.StringVar(&a.user, "user", "", "authenticate as `NAME` (the password is read from $"+passwordEnv+")")
 	fs.StringVar(&a.credsFile, "creds", "", "authenticate with the NATS credentials `FILE` (JWT and nkey seed)")
 	fs.StringVar(&a.nkeySeedFile, "nkey", "", "authenticate with the nkey seed in `FILE`")
@@ -37,13 +52,32 @@ func (a *natsAuth) check(fs *flag.FlagSet) error {
 	if (a.tls.CertFile == "") != (a.tls.KeyFile == "") {
 		return usageError(fs, "--tls-cert and --tls-key go together")
 	}
+	if a.role != "" {
+		if _, err := bus.ParseRole(a.role); err != nil {
+			return usageError(fs, "--role: %v", err)
+		}
+	}
+	if a.credsDir == "" && a.user == "" && a.credsFile == "" && a.nkeySeedFile == "" && os.Getenv(tokenEnv) == "" {
+		a.credsDir = os.Getenv(credsDirEnv)
+	}
 	return nil
+}
+
+// connectRole is the role the command connects as.
+func (a *natsAuth) connectRole() bus.Role {
+	if r, err := bus.ParseRole(a.role); err == nil {
+		return r
+	}
+	return a.defaultRole
 }
 
 // options returns the bus.Connect options the flags and the environment
 // ask for. bus.Connect refuses more than one way to authenticate.
 func (a *natsAuth) options() []bus.ConnectOption {
-	var opts []bus.ConnectOption
+	opts := []bus.ConnectOption{bus.WithRole(a.connectRole())}
+	if a.credsDir != "" {
+		opts = append(opts, bus.WithRoleCredentials(a.credsDir, a.connectRole()))
+	}
 	if a.user != "" {
 		opts = append(opts, bus.WithUserPassword(a.user, os.Getenv(passwordEnv)))
 	}

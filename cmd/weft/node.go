@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,13 @@ type nodeConfig struct {
 	// server (dataDir and listen are then unused).
 	natsURL string
 	// listen is the host:port the embedded server accepts other
-	// processes' connections on; empty opens no port.
+	// processes' connections on; empty opens no port. A listening server
+	// admits only the role credentials of dataDir/credentials.
 	listen string
+	// listenTLS makes the listener require TLS with this certificate.
+	listenTLS *bus.ServerTLS
+	// insecureListen accepts a non-loopback listen address without TLS.
+	insecureListen bool
 	// cluster is how a node on external NATS joins the cluster (its
 	// fields are the facade's Config fields of the same names).
 	cluster clusterConfig
@@ -86,6 +92,8 @@ type node struct {
 	// could not (their streams hold poison).
 	recovered []string
 	damaged   []actors.DamagedSession
+	// credsDir holds the listening server's role credentials.
+	credsDir string
 }
 
 // startNode starts a node, registers the demo agent and recovers the runs
@@ -127,12 +135,23 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 			break
 		}
 		// A listening server is started here (the runtime's embedded
-		// default opens no port) and the runtime connects to it by URL;
-		// the node, not the runtime, then holds the directory's lock.
+		// default opens no port) and the runtime connects to it by URL,
+		// as the node role; the node, not the runtime, then holds the
+		// directory's lock. Other processes need a role's credentials,
+		// generated in the data directory on first start.
+		if err := checkListen(cfg.listen, cfg.listenTLS, cfg.insecureListen); err != nil {
+			return nil, err
+		}
 		if n.lock, err = weft.LockDataDir(n.dataDir); err != nil {
 			return nil, err
 		}
-		n.server, err = bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(n.dataDir, "nats"), Listen: cfg.listen})
+		creds, err := bus.LoadOrCreateCredentials(filepath.Join(n.dataDir, bus.CredentialsDir))
+		if err != nil {
+			return nil, fmt.Errorf("the embedded server's credentials: %w", err)
+		}
+		n.credsDir = creds.Dir()
+		n.server, err = bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(n.dataDir, "nats"), Listen: cfg.listen,
+			Credentials: creds, TLS: cfg.listenTLS, InsecureListen: cfg.insecureListen})
 		if err != nil {
 			return nil, fmt.Errorf("start the embedded nats-server on %s: %w", cfg.listen, err)
 		}
@@ -150,7 +169,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		if keys, err = events.LoadOrCreateChainKeys(n.dataDir); err != nil {
 			return nil, err
 		}
-		if n.rt, err = weft.Start(ctx, weft.Config{NATSURL: n.url, NodeID: id, ChainKeys: keys}); err != nil {
+		rcfg := weft.Config{NATSURL: n.url, NodeID: id, ChainKeys: keys, NATSNKeySeedFile: creds.SeedFile(bus.RoleNode)}
+		if cfg.listenTLS != nil {
+			rcfg.TLS = &bus.TLSConfig{CAFile: cfg.listenTLS.CertFile}
+		}
+		if n.rt, err = weft.Start(ctx, rcfg); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", n.url, err)
 		}
 	}
@@ -183,6 +206,17 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
 	return n, nil
+}
+
+// checkListen refuses a listen address other machines can reach when the
+// server has no TLS, unless insecure accepts the risk; the error names the
+// flags that fix it.
+func checkListen(listen string, tls *bus.ServerTLS, insecure bool) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || tls != nil || insecure || bus.IsLoopback(host) {
+		return nil // a bad address is reported by the server
+	}
+	return fmt.Errorf("%w: --listen %s accepts connections from other machines, in clear text: serve TLS (--listen-tls-cert FILE --listen-tls-key FILE) or accept the risk with --insecure-listen", bus.ErrInsecureListen, listen)
 }
 
 // splitURLs splits a comma-separated list of URLs (spaces around the

@@ -118,7 +118,10 @@ func TestPoisonInTheLog(t *testing.T) {
 	for _, pos := range positions {
 		wantContains(t, "audit verify", out, "POISON poison event at position "+itoa(int(pos)))
 	}
-	rep := decodeJSON[verifyReport](t, func() string { out, _, _ := cli(t, "audit", "verify", "--data", dir, "--allow-unkeyed", "--json"); return out }())
+	rep := decodeJSON[verifyReport](t, func() string {
+		out, _, _ := cli(t, "audit", "verify", "--data", dir, "--allow-unkeyed", "--json")
+		return out
+	}())
 	if rep.OK || len(rep.Quarantined) != 3 || rep.Broken != nil {
 		t.Errorf("audit verify --json = %+v, want not OK with 3 quarantined and no broken chain", rep)
 	}

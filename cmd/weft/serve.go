@@ -29,7 +29,7 @@ type serveOptions struct {
 
 // runServe runs a node until ctx ends (the CLI's SIGINT/SIGTERM).
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "[--data DIR | --nats URL] [--listen HOST:PORT] [--demo] [--json]", `
+	fs := newFlagSet("serve", "[--data DIR | --nats URL] [--listen HOST:PORT [--listen-tls-cert FILE --listen-tls-key FILE | --insecure-listen]] [--demo] [--json]", `
 Runs a weft node with the demo agent registered: on the embedded default
 (nats-server + JetStream, the event log in DIR/nats, listening on a loopback
 port so that other weft commands can connect) or on an external NATS. It
@@ -37,6 +37,13 @@ recovers the runs a previous process left running and serves commands until
 interrupted (SIGINT or SIGTERM), then shuts down cleanly. On --nats it also
 takes over the running sessions of other nodes as their leases end (the node
 died, or stopped): it notes each on stderr.
+
+The embedded server admits only the role credentials it generates in
+DIR/credentials on first start (an nkey seed per role, mode 0600: node,
+operator, approver, reader, worker); other weft commands use them with
+--creds-dir DIR/credentials. It refuses a --listen address other machines
+can reach unless it serves TLS (--listen-tls-cert, --listen-tls-key) or
+--insecure-listen accepts the risk.
 
 With --demo it also starts the demo run and leaves it waiting for an
 approval: decide it from a second terminal with weft approve.`, stderr)
@@ -57,6 +64,10 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.StringVar(&tlsCfg.CertFile, "tls-cert", "", "with --nats: the client certificate `FILE` of TLS (with --tls-key)")
 	fs.StringVar(&tlsCfg.KeyFile, "tls-key", "", "with --nats: the client key `FILE` of TLS (with --tls-cert)")
 	fs.StringVar(&o.node.listen, "listen", defaultListen, "the `HOST:PORT` the embedded server accepts connections on (port -1: any free port)")
+	var listenTLS bus.ServerTLS
+	fs.StringVar(&listenTLS.CertFile, "listen-tls-cert", "", "the embedded server requires TLS with the certificate `FILE` (PEM; with --listen-tls-key); clients trust it with --tls-ca")
+	fs.StringVar(&listenTLS.KeyFile, "listen-tls-key", "", "the key `FILE` of --listen-tls-cert")
+	fs.BoolVar(&o.node.insecureListen, "insecure-listen", false, "accept a --listen address other machines can reach without TLS (credentials and events cross the network in clear text)")
 	fs.BoolVar(&o.demo, "demo", false, "start the demo run and leave it waiting for approval")
 	fs.BoolVar(&o.json, "json", false, "print the node's address (and the demo's pending approval) as one JSON object")
 	pos, err := parseArgs(fs, args)
@@ -67,8 +78,10 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	switch {
 	case len(pos) > 0:
 		return usageError(fs, "takes no arguments, got %q", pos)
-	case set["nats"] && (set["data"] || set["listen"]):
-		return usageError(fs, "--nats runs on an external NATS: --data and --listen are for the embedded server")
+	case set["nats"] && (set["data"] || set["listen"] || set["listen-tls-cert"] || set["listen-tls-key"] || set["insecure-listen"]):
+		return usageError(fs, "--nats runs on an external NATS: --data, --listen, --listen-tls-* and --insecure-listen are for the embedded server")
+	case (listenTLS.CertFile == "") != (listenTLS.KeyFile == ""):
+		return usageError(fs, "--listen-tls-cert and --listen-tls-key go together")
 	case set["nats"] && o.node.natsURL == "":
 		return usageError(fs, "--nats needs a URL")
 	case o.node.natsURL == "" && o.node.listen == "":
@@ -89,6 +102,9 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	}
 	if tlsCfg != (bus.TLSConfig{}) {
 		c.tls = &tlsCfg
+	}
+	if listenTLS != (bus.ServerTLS{}) {
+		o.node.listenTLS = &listenTLS
 	}
 	c.password = os.Getenv(passwordEnv)
 	if c.user == "" {
@@ -115,9 +131,12 @@ const (
 
 // serveReport is what serve --json prints once the node is ready.
 type serveReport struct {
-	URL       string      `json:"url"`
-	Node      string      `json:"node,omitempty"`
-	DataDir   string      `json:"data_dir,omitempty"`
+	URL     string `json:"url"`
+	Node    string `json:"node,omitempty"`
+	DataDir string `json:"data_dir,omitempty"`
+	// CredsDir holds the embedded server's role credentials (one nkey
+	// seed file per role); other commands take it as --creds-dir.
+	CredsDir  string      `json:"credentials_dir,omitempty"`
 	Agents    []string    `json:"agents"`
 	Recovered []string    `json:"recovered"`
 	Demo      *demoReport `json:"demo,omitempty"`
@@ -146,7 +165,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 	}()
 	var mu sync.Mutex
 	stdout = &lockedWriter{mu: &mu, w: stdout}
-	rep := serveReport{URL: n.url, Node: n.rt.NodeID(), Agents: []string{demoAgent}, Recovered: n.recovered}
+	rep := serveReport{URL: n.url, Node: n.rt.NodeID(), CredsDir: n.credsDir, Agents: []string{demoAgent}, Recovered: n.recovered}
 	if n.tmp {
 		rep.DataDir = n.dataDir
 	} else {
@@ -234,6 +253,9 @@ func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
 		fmt.Fprintf(w, "weft serve: node on the embedded nats-server, data in %s\n", n.dataDir)
 	}
 	fmt.Fprintf(w, "listening: %s\n", n.url)
+	if n.credsDir != "" {
+		fmt.Fprintf(w, "credentials: %s (a seed per role: node, operator, approver, reader, worker; other commands take --creds-dir %s)\n", n.credsDir, n.credsDir)
+	}
 	fmt.Fprintf(w, "agents:    %s\n", demoAgent)
 	fmt.Fprintf(w, "recovered: %d session(s)\n", len(rep.Recovered))
 	for _, id := range slices.Sorted(maps.Keys(rep.Damaged)) {
@@ -251,6 +273,9 @@ func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
 		nats := ""
 		if n.url != defaultNATSURL {
 			nats = " --nats " + n.url
+		}
+		if n.credsDir != "" {
+			nats += " --creds-dir " + n.credsDir
 		}
 		fmt.Fprintf(w, "\nnext, in a second terminal:\n")
 		fmt.Fprintf(w, "  weft approvals%s\n", nats)

@@ -9,8 +9,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 )
+
+// A listener other machines can reach is refused without TLS, with an
+// error naming the flag that accepts the risk; no server starts.
+func TestServeRefusesInsecureListen(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--listen", "0.0.0.0:-1"},
+		{"serve", "--listen", "192.0.2.1:4222", "--demo"},
+		{"demo", "-serve", "-listen", ":-1"},
+	} {
+		_, _, err := cli(t, args...)
+		if !errors.Is(err, bus.ErrInsecureListen) || !strings.Contains(err.Error(), "--insecure-listen") {
+			t.Errorf("%q: %v, want ErrInsecureListen naming --insecure-listen", args, err)
+		}
+	}
+}
 
 // serveInBackground runs args (a serving command) until the test stops it;
 // stop cancels it and returns its error.
@@ -55,7 +71,18 @@ func TestServeDemo(t *testing.T) {
 			if !strings.HasPrefix(rep.URL, "nats://127.0.0.1:") || rep.Demo == nil || len(rep.Demo.Pending) != 1 || rep.Demo.Pending[0].ID != "call_deploy" {
 				t.Fatalf("serve report = %+v", rep)
 			}
-			out := mustCLI(t, "approve", "call_deploy", "--nats", rep.URL)
+			if rep.CredsDir != filepath.Join(rep.DataDir, "credentials") {
+				t.Fatalf("credentials_dir %q, want DATA/credentials", rep.CredsDir)
+			}
+			// Without credentials the node admits nobody; a reader may
+			// not approve; the approver role (the default) may.
+			if _, _, err := cli(t, "approvals", "--nats", rep.URL); err == nil || !strings.Contains(err.Error(), "--creds-dir") {
+				t.Fatalf("approvals without credentials: %v, want a refusal that names --creds-dir", err)
+			}
+			if _, _, err := cli(t, "approve", "call_deploy", "--session", rep.Demo.SessionID, "--nats", rep.URL, "--creds-dir", rep.CredsDir, "--role", "reader", "--timeout", "2s"); err == nil || !strings.Contains(err.Error(), "Permissions Violation") {
+				t.Fatalf("approve as a reader: %v, want a permissions violation", err)
+			}
+			out := mustCLI(t, "approve", "call_deploy", "--nats", rep.URL, "--creds-dir", rep.CredsDir)
 			wantContains(t, "approve", out, "session "+rep.Demo.SessionID, "completed: Ticket T-7 is fixed")
 			// The node reports the run's end as its event (JSON mode).
 			all := stdout.waitFor(t, t.Context(), done, `"type":"run.completed"`)
@@ -80,7 +107,14 @@ func TestServeDataDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "node")
 	stdout, done, stop := serveInBackground(t, "serve", "--data", dir, "--listen", "127.0.0.1:-1", "--demo")
 	out := stdout.waitFor(t, t.Context(), done, "serving until interrupted")
-	wantContains(t, "serve", out, "data in "+dir, "listening: nats://127.0.0.1:", "agents:    support", "approval call_deploy: deploy", "next, in a second terminal:", "weft approve call_deploy --by alice --nats nats://127.0.0.1:")
+	creds := filepath.Join(dir, "credentials")
+	wantContains(t, "serve", out, "data in "+dir, "listening: nats://127.0.0.1:", "credentials: "+creds, "agents:    support", "approval call_deploy: deploy", "next, in a second terminal:", "weft approve call_deploy --by alice --nats nats://127.0.0.1:", "--creds-dir "+creds)
+	for _, r := range bus.Roles() {
+		st, err := os.Stat(filepath.Join(creds, string(r)+".nk"))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("the %s seed: %v, %v; want mode 0600", r, st, err)
+		}
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +128,43 @@ func TestServeDataDir(t *testing.T) {
 	if rep.Demo != nil || rep.DataDir != dir {
 		t.Errorf("serve report = %+v", rep)
 	}
-	wantContains(t, "approve after a restart", mustCLI(t, "approve", "call_deploy", "--nats", rep.URL), "completed: Ticket T-7 is fixed")
+	if rep.CredsDir != creds {
+		t.Errorf("after a restart the credentials are in %q, want %q", rep.CredsDir, creds)
+	}
+	wantContains(t, "approve after a restart", mustCLI(t, "approve", "call_deploy", "--nats", rep.URL, "--creds-dir", creds), "completed: Ticket T-7 is fixed")
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	var rows []sessionRow
 	if err := json.Unmarshal([]byte(mustCLI(t, "sessions", "--data", dir, "--json")), &rows); err != nil || len(rows) != 1 || rows[0].LastStatus != "completed" {
 		t.Errorf("sessions --data = %+v, %v", rows, err)
+	}
+}
+
+// auth-config prints public keys only, and the same keys on a second run.
+func TestAuthConfig(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "creds")
+	block := mustCLI(t, "auth-config", "--creds-dir", dir)
+	env := mustCLI(t, "auth-config", "--creds-dir", dir, "--env")
+	for _, r := range bus.Roles() {
+		seed, err := os.ReadFile(filepath.Join(dir, string(r)+".nk"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(block+env, strings.TrimSpace(string(seed))) {
+			t.Fatalf("auth-config printed the %s seed", r)
+		}
+		if !strings.Contains(env, bus.NKeyEnv(r)+"=U") {
+			t.Errorf("--env lacks %s:\n%s", bus.NKeyEnv(r), env)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
+		_, pub, _ := strings.Cut(line, "=")
+		if !strings.Contains(block, `"`+pub+`"`) {
+			t.Errorf("the block lacks the key of %s (a second run made new keys?)", line)
+		}
+	}
+	if _, _, err := cli(t, "auth-config"); !errors.Is(err, errUsage) {
+		t.Errorf("auth-config without --creds-dir: %v, want a usage error", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -39,15 +40,21 @@ type sourceFlags struct {
 	fs        *flag.FlagSet
 }
 
-// addSourceFlags registers --nats, --timeout and, when allowData, --data.
+// addSourceFlags registers --nats, --timeout, the authentication flags
+// (connecting as a reader) and, when allowData, --data.
 func addSourceFlags(fs *flag.FlagSet, allowData bool) *sourceFlags {
+	return addSourceFlagsAs(fs, allowData, bus.RoleReader)
+}
+
+// addSourceFlagsAs is addSourceFlags for a command that connects as role.
+func addSourceFlagsAs(fs *flag.FlagSet, allowData bool, role bus.Role) *sourceFlags {
 	s := &sourceFlags{allowData: allowData, fs: fs}
 	fs.StringVar(&s.natsURL, "nats", defaultNATSURL, "the running node's NATS `URL` (a comma-separated list: the seed URLs of a cluster)")
 	if allowData {
 		fs.StringVar(&s.dataDir, "data", "", "read a stopped node's data `DIR` instead of a running node (starts an embedded server on it, with no listener)")
 	}
 	fs.DurationVar(&s.timeout, "timeout", defaultTimeout, "give up after this long")
-	s.auth = addNATSAuthFlags(fs)
+	s.auth = addNATSAuthFlags(fs, role)
 	return s
 }
 
@@ -131,9 +138,17 @@ func openSource(ctx context.Context, f *sourceFlags) (*logSource, error) {
 func connect(ctx context.Context, url string, opts ...bus.ConnectOption) (*nats.Conn, error) {
 	nc, err := bus.Connect(ctx, splitURLs(url), append(opts, bus.WithName("weft-cli"))...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w (is `weft serve` running there? a stopped node's data is read with --data DIR)", url, err)
+		return nil, fmt.Errorf("connect to %s: %w (%s)", url, err, connectHint(err))
 	}
 	return nc, nil
+}
+
+// connectHint says what to try after a failed connect.
+func connectHint(err error) string {
+	if strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+		return "the node requires credentials: pass --creds-dir DATA/credentials of the node (weft serve prints it) or set $" + credsDirEnv
+	}
+	return "is `weft serve` running there? a stopped node's data is read with --data DIR"
 }
 
 // Close closes the store, the connection and the embedded server.

@@ -31,7 +31,7 @@ var workerToolsets = map[string]func() ([]toolsets.Tool, error){
 // runWorker serves the tools of --tools to the nodes on --nats until ctx
 // ends (SIGINT, SIGTERM).
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID] [--concurrency N] [--pool NAME [--queue-replicas N]] [--user NAME | --creds FILE | --nkey FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]", `
+	fs := newFlagSet("worker", "[--nats URL] [--tools demo] [--id ID] [--concurrency N] [--pool NAME [--queue-replicas N]] [--creds-dir DIR | --user NAME | --creds FILE | --nkey FILE] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]", `
 Serves tools to weft nodes as a remote tool worker (docs/worker-protocol.md):
 it answers the calls of its tools from the NATS queue group weft-workers, so
 starting more workers adds throughput, until SIGINT or SIGTERM. Nodes offer
@@ -45,7 +45,7 @@ a worker of the pool with a free slot, and waits while every one is busy.`, stde
 	limit := fs.Int("concurrency", 0, "run at most `N` calls at once (0: no limit; 16 with --pool)")
 	pool := fs.String("pool", "", "take calls from worker pool `NAME` (a JetStream work queue; load-aware) instead of the queue group")
 	replicas := fs.Int("queue-replicas", 0, "replicas of the pool stream if this worker creates it (`N`, 1 to 5; default 1)")
-	auth := addNATSAuthFlags(fs)
+	auth := addNATSAuthFlags(fs, bus.RoleWorker)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ a worker of the pool with a free slot, and waits while every one is busy.`, stde
 	}
 	nc, err := bus.Connect(ctx, splitURLs(*url), append(auth.options(), bus.WithName("weft-worker"))...)
 	if err != nil {
-		return fmt.Errorf("worker: connect to %s: %w", *url, err)
+		return fmt.Errorf("worker: connect to %s: %w (%s)", *url, err, connectHint(err))
 	}
 	defer nc.Close()
 	opts := []worker.Option{worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))), worker.WithConcurrency(*limit)}

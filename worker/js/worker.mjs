@@ -17,6 +17,16 @@
 // replicas of the pool stream when this worker creates it (3 on a
 // fault-tolerant cluster); a stream that exists keeps its configuration.
 //
+// Credentials come from the environment, never the command line:
+//   WEFT_NKEY_FILE  a file holding an nkey seed, such as the worker role's
+//                   seed a weft node generates (DATA/credentials/worker.nk)
+//   WEFT_CREDS_DIR  a weft node's credentials directory: the worker reads
+//                   worker.nk there (when WEFT_NKEY_FILE is not set)
+//   WEFT_NATS_TOKEN a token
+// Its reply subjects start with _INBOX_worker, the inbox the worker role
+// may subscribe to on a bus with weft's role permissions (README, "Security
+// model").
+//
 // It prints one line on stdout per event, for tests and operators:
 //   READY <worker id>               subscribed, serving
 //   STARTED <worker id> <call id>   a call starts running
@@ -25,7 +35,9 @@
 //                                   more calls
 // and stops on SIGINT or SIGTERM (unsubscribes, lets running calls end).
 
-import { AckPolicy, connect, DiscardPolicy, nanos, RetentionPolicy, StorageType } from "nats";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { AckPolicy, connect, DiscardPolicy, nanos, nkeyAuthenticator, RetentionPolicy, StorageType, tokenAuthenticator } from "nats";
 
 const ROOT = "weft";
 const QUEUE = "weft-workers";
@@ -242,7 +254,30 @@ function toolReturn(callId, name, kind, content, attempts, control) {
   return r;
 }
 
-const nc = await connect({ servers: url.split(","), name: `weft-js-worker ${workerId}` });
+// INBOX_PREFIX is the worker role's inbox (bus.RoleWorker.InboxPrefix()).
+const INBOX_PREFIX = "_INBOX_worker";
+
+// authenticator returns the authenticator the environment asks for, or
+// undefined. A seed file that cannot be read stops the worker without
+// printing the seed.
+function authenticator() {
+  let file = process.env.WEFT_NKEY_FILE || "";
+  if (file === "" && process.env.WEFT_CREDS_DIR) file = join(process.env.WEFT_CREDS_DIR, "worker.nk");
+  if (file !== "") {
+    let seed;
+    try {
+      seed = readFileSync(file, "utf8").trim();
+    } catch (err) {
+      console.error(`weft js worker: nkey seed file ${file}: ${err.code || "cannot read"}`);
+      process.exit(2);
+    }
+    return nkeyAuthenticator(new TextEncoder().encode(seed));
+  }
+  if (process.env.WEFT_NATS_TOKEN) return tokenAuthenticator(process.env.WEFT_NATS_TOKEN);
+  return undefined;
+}
+
+const nc = await connect({ servers: url.split(","), name: `weft-js-worker ${workerId}`, inboxPrefix: INBOX_PREFIX, authenticator: authenticator() });
 
 // running: call key -> AbortController of the call running here. Call ids
 // are unique only within a run, so a call is keyed by its session, run and

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -91,6 +92,7 @@ func startJSWorkerArgs(t *testing.T, url, id string, args ...string) *jsWorker {
 	t.Helper()
 	cmd := exec.Command(nodeBinary(t), append([]string{"worker.mjs", url, id}, args...)...)
 	cmd.Dir = workerDir
+	cmd.Env = workerEnv(t, url)
 	cmd.Stderr = &testWriter{t: t}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -192,22 +194,62 @@ func (w *testWriter) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*testWriter)(nil)
 
-// server starts a NATS server on loopback and returns its URL.
+// credsDirs maps the URL of each server the tests start to its role
+// credentials directory.
+var credsDirs sync.Map
+
+// server starts a NATS server on loopback, with weft's role credentials and
+// permissions (as weft serve runs it), and returns its URL. The JavaScript
+// worker authenticates as the worker role (WEFT_CREDS_DIR), the runtime as
+// node.
 func server(t *testing.T) string {
 	t.Helper()
-	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()})
+	dir := t.TempDir()
+	creds, err := bus.LoadOrCreateCredentials(filepath.Join(dir, bus.CredentialsDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: filepath.Join(dir, "nats"), Credentials: creds})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
+	credsDirs.Store(srv.ClientURL(), creds.Dir())
 	return srv.ClientURL()
+}
+
+// credsDir returns the credentials directory of the server at url.
+func credsDir(t *testing.T, url string) string {
+	t.Helper()
+	d, ok := credsDirs.Load(url)
+	if !ok {
+		t.Fatalf("no credentials for %s", url)
+	}
+	return d.(string)
+}
+
+// workerEnv is the environment of a JavaScript worker on url: its
+// credentials directory.
+func workerEnv(t *testing.T, url string) []string {
+	return append(os.Environ(), "WEFT_CREDS_DIR="+credsDir(t, url))
+}
+
+// connectAs opens a connection to url as role r, closed at cleanup.
+func connectAs(t *testing.T, url string, r bus.Role) *nats.Conn {
+	t.Helper()
+	nc, err := bus.Connect(t.Context(), []string{url}, bus.WithRoleCredentials(credsDir(t, url), r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 // node starts a NATS server on loopback and a runtime on it.
 func node(t *testing.T) (*weft.Runtime, string) {
 	t.Helper()
 	url := server(t)
-	rt, err := weft.Start(t.Context(), weft.Config{NATSURL: url, Store: memstore.New()})
+	rt, err := weft.Start(t.Context(), weft.Config{NATSURL: url, NATSNKeySeedFile: bus.SeedFile(credsDir(t, url), bus.RoleNode), Store: memstore.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,11 +583,7 @@ func TestJSWorkerSameCallIDAcrossSessions(t *testing.T) {
 func TestJSWorkerCancelBeforeCall(t *testing.T) {
 	url := server(t)
 	w := startJSWorker(t, url, "js-1")
-	client, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
+	client := connectAs(t, url, bus.RoleNode) // it sends calls and cancels as a node does
 	cancelSubject, err := actors.WorkerCancelSubject(bus.Default, "s1", "r1", "c1")
 	if err != nil {
 		t.Fatal(err)
@@ -653,5 +691,38 @@ func TestJSWorkerCancelBeforeCall(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"STARTED js-1 c1"}, started); d != "" {
 		t.Errorf("calls run (-want +got: the cancelled call must not run):\n%s", d)
+	}
+}
+
+// The JavaScript worker without the worker role's seed is refused by a
+// server with weft's role credentials, and says so without printing a seed.
+func TestJSWorkerNeedsCredentials(t *testing.T) {
+	nodeBin := nodeBinary(t)
+	url := server(t)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"no credentials", nil, "AUTHORIZATION"},
+		{"a missing seed file", []string{"WEFT_NKEY_FILE=" + filepath.Join(t.TempDir(), "none.nk")}, "nkey seed file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), wait)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, nodeBin, "worker.mjs", url, "anon")
+			cmd.Dir = workerDir
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, tc.env...)
+			out, err := cmd.CombinedOutput()
+			if err == nil || ctx.Err() != nil {
+				t.Fatalf("worker.mjs: %v (output %q), want a refused start", err, out)
+			}
+			if !strings.Contains(strings.ToUpper(string(out)), strings.ToUpper(tc.want)) {
+				t.Errorf("worker.mjs printed %q, want %q", out, tc.want)
+			}
+			if strings.Contains(string(out), "READY") {
+				t.Errorf("worker.mjs started: %q", out)
+			}
+		})
 	}
 }

@@ -22,15 +22,12 @@ import (
 	"github.com/weft-run/weft/worker"
 )
 
-// connect opens a client connection to url, closed at cleanup.
+// connect opens a client connection to url as the node role (the tests
+// that use it send calls or inspect the pool stream as a node does),
+// closed at cleanup.
 func connect(t *testing.T, url string) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return connectAs(t, url, bus.RoleNode)
 }
 
 // queueStream returns the pool stream on url.
@@ -180,6 +177,7 @@ func TestJSPoolBadSettings(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, nodeBin, append([]string{"worker.mjs", url, "bad"}, tc.args...)...)
 			cmd.Dir = workerDir
+			cmd.Env = workerEnv(t, url)
 			out, err := cmd.CombinedOutput()
 			var exit interface{ ExitCode() int }
 			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
@@ -203,6 +201,7 @@ func TestJSPoolQueueReplicas(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, "worker.mjs", url, "replicated", "p", "", "3")
 	cmd.Dir = workerDir
+	cmd.Env = workerEnv(t, url)
 	out, err := cmd.CombinedOutput()
 	var exit interface{ ExitCode() int }
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
@@ -213,12 +212,7 @@ func TestJSPoolQueueReplicas(t *testing.T) {
 	}
 
 	startJSWorkerArgs(t, url, "single", "p", "", "1")
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(connect(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +525,7 @@ func serveGo(t *testing.T, url, id, pool string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(connect(t, url), []toolsets.Tool{add}, worker.WithID(id), worker.WithPool(pool), worker.WithDrain(time.Second))
+	w, err := worker.New(connectAs(t, url, bus.RoleWorker), []toolsets.Tool{add}, worker.WithID(id), worker.WithPool(pool), worker.WithDrain(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
