@@ -177,34 +177,41 @@ func TestForgedWorkerCancelIsRefused(t *testing.T) {
 }
 
 // A raw publish of an event by a lesser role is refused, through core NATS
-// and through JetStream, and the log stores nothing.
+// and through JetStream, on the live subject and on the ingest subject the
+// stream stores, and the log stores nothing.
 func TestForgedEventIsRefused(t *testing.T) {
 	b := newBench(t)
 	sess, _ := b.waiting(t)
-	subject, err := bus.Default.Event("session-"+sess.ID(), "run.completed")
+	live, err := bus.Default.Event("session-"+sess.ID(), "run.completed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingest, err := bus.Default.LogIngest("session-"+sess.ID(), "run.completed")
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := lastSeq(t, b)
 	ev := []byte(`{"type":"run.completed","stream":"session-` + sess.ID() + `","data":{"output":"forged"}}`)
 	for _, r := range lesser() {
-		t.Run(string(r), func(t *testing.T) {
-			c := b.conn(t, r)
-			if err := c.nc.Publish(subject, ev); err != nil {
-				t.Fatal(err)
-			}
-			c.refused(t, subject)
-			js, err := jetstream.New(c.nc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-			defer cancel()
-			if _, err := js.Publish(ctx, subject, ev); err == nil {
-				t.Fatal("a JetStream publish of a forged event was acknowledged")
-			}
-			c.refused(t, subject)
-		})
+		for _, subject := range []string{live, ingest} {
+			t.Run(string(r)+" on "+subject, func(t *testing.T) {
+				c := b.conn(t, r)
+				if err := c.nc.Publish(subject, ev); err != nil {
+					t.Fatal(err)
+				}
+				c.refused(t, subject)
+				js, err := jetstream.New(c.nc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				if _, err := js.Publish(ctx, subject, ev); err == nil {
+					t.Fatal("a JetStream publish of a forged event was acknowledged")
+				}
+				c.refused(t, subject)
+			})
+		}
 	}
 	if after := lastSeq(t, b); after != before {
 		t.Fatalf("the log grew from %d to %d", before, after)

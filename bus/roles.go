@@ -14,7 +14,8 @@ import (
 // node.go) and the worker protocol (docs/worker-protocol.md):
 //
 //   - node: everything the runtime needs (no restriction). Only nodes
-//     publish events (<root>.evt.>), forward commands and local tool calls
+//     append events (<root>.log.>, the subjects the event stream stores)
+//     and publish their live copies (<root>.evt.>), forward commands and local tool calls
 //     (<root>.node.>), send remote calls and cancels (<root>.worker.call.>,
 //     <root>.worker.cancel.>, <root>.worker.queue.>), and call the
 //     JetStream API of the event log and the lease bucket beyond reads.
@@ -23,7 +24,7 @@ import (
 //     publishes reports, returns and descriptions on the nodes' reply
 //     subjects (_INBOX.>); a pool worker also creates, reads and pulls from
 //     the pool stream's consumers (and creates that stream). Nothing on
-//     <root>.evt.>, <root>.cmd.>, <root>.node.>, or the JetStream API of
+//     <root>.evt.>, <root>.log.>, <root>.cmd.>, <root>.node.>, or the JetStream API of
 //     the event log or the leases.
 //   - reader: reads the log (stream info, direct gets, ordered consumers on
 //     the event stream) and subscribes to live events. No publish to any
@@ -128,6 +129,7 @@ func (l Layout) Permissions(r Role) Permissions {
 	// an allow entry is ever widened.
 	deny := []string{
 		root + ".evt.>",
+		root + ".log.>",
 		root + ".node.>",
 		"$KV." + l.LeaseBucket + ".>",
 	}
