@@ -39,6 +39,12 @@ type Event struct {
 	PrevHash string `json:"prev_hash,omitempty"`
 	// Data is the type-specific payload, JSON.
 	Data json.RawMessage `json:"data,omitempty"`
+	// Blob is set on an event whose Data is kept in a blob store (see
+	// "Large payloads" in blob.go): the store holds the event with Data
+	// replaced by Blob.EventData(), which is what AppendJSON writes and
+	// Hash covers, while Data here is the resolved content. Nil for
+	// events stored inline. Stores set it; an appender's Blob is ignored.
+	Blob *BlobRef `json:"blob,omitempty"`
 }
 
 // Type names an event type. The set is closed: see the catalogue in

@@ -16,7 +16,7 @@ const DefaultMaxDataBytes = 1 << 20
 
 // PrepareAppend checks an append's arguments the way the Store contract
 // requires and returns the events as they are to be stored: copies of evs
-// with Stream set, Version, Position and PrevHash cleared (the backend
+// with Stream set, Version, Position, PrevHash and Blob cleared (the backend
 // numbers and chains them with Chain), and ID (a new UUIDv7), Time
 // (now, UTC) and SchemaVersion (the type's current one, when the type is in
 // the catalogue) filled where zero. Backends call it first in Append so that
@@ -25,7 +25,9 @@ const DefaultMaxDataBytes = 1 << 20
 //   - ErrInvalidStream for a name ValidateStream rejects;
 //   - ErrEmptyAppend for no events;
 //   - ErrInvalidEvent for an event without a Type, with Data that is not
-//     valid JSON, or with the same ID as another event of the batch;
+//     valid JSON, with Data that is a blob reference (the store decides
+//     what goes to its blob store: see OffloadBlobs), or with the same ID as
+//     another event of the batch;
 //   - ErrPayloadTooLarge for Data longer than maxData bytes (maxData <= 0
 //     means DefaultMaxDataBytes).
 //
@@ -58,6 +60,8 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			return nil, bad(i, ErrPayloadTooLarge, "data is %d bytes, limit %d", len(ev.Data), maxData)
 		case len(ev.Data) > 0 && !json.Valid(ev.Data):
 			return nil, bad(i, ErrInvalidEvent, "data is not valid JSON")
+		case IsBlobData(ev.Data):
+			return nil, bad(i, ErrInvalidEvent, "data is a blob reference: append the content, the store keeps large data in its blob store")
 		}
 		if ev.ID == uuid.Nil {
 			id, err := uuid.NewV7()
@@ -76,7 +80,7 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 		if ev.SchemaVersion == 0 {
 			ev.SchemaVersion, _ = ev.Type.SchemaVersion()
 		}
-		ev.Stream, ev.Version, ev.Position, ev.PrevHash = stream, 0, 0, ""
+		ev.Stream, ev.Version, ev.Position, ev.PrevHash, ev.Blob = stream, 0, 0, "", nil
 		ev.Data = bytes.Clone(ev.Data)
 		out[i] = ev
 	}

@@ -87,7 +87,8 @@ func (s *Store) readErr(ctx context.Context, err error) error {
 // ReadStream implements events.Reader. It blocks for one direct get of the
 // stream's last event (which answers a read of an empty or missing stream
 // by itself, and primes the head Append checks against), then for one
-// batched direct get per 1024 events of the stream.
+// batched direct get per 1024 events of the stream, and for one read of the
+// blob bucket per event whose Data is kept there.
 func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
 	if err := events.ValidateStream(stream); err != nil {
 		return nil, err
@@ -126,21 +127,34 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 	if n == 0 {
 		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
 	}
+	for i := range out {
+		if err := events.ResolveBlob(ctx, s.blobs, &out[i]); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
-// ReadAll implements events.Reader. Events appended while it reads may or
+// ReadAll implements events.Reader; like ReadStream, it resolves the blob
+// references of events kept in the blob bucket. Events appended while it reads may or
 // may not be included.
 func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		stopped := false
+		var rerr error
 		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event) bool {
+			if rerr = events.ResolveBlob(ctx, s.blobs, &ev); rerr != nil {
+				return false
+			}
 			if !yield(ev, nil) {
 				stopped = true
 				return false
 			}
 			return true
 		})
+		if rerr != nil {
+			err = rerr
+		}
 		if err != nil && !stopped {
 			yield(events.Event{}, &events.Error{Op: "read all", Err: err})
 		}

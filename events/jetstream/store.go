@@ -15,7 +15,10 @@ import (
 	"github.com/weft-run/weft/events"
 )
 
-var _ events.Store = (*Store)(nil)
+var (
+	_ events.Store     = (*Store)(nil)
+	_ events.BlobStore = (*Store)(nil)
+)
 
 const (
 	// DefaultStreamName is the JetStream stream that holds the log.
@@ -39,6 +42,8 @@ type config struct {
 	dupWindow  time.Duration
 	replicas   int
 	maxData    int
+	inline     int
+	bucket     string
 	// set records the options the caller gave explicitly: only those
 	// change the configuration of a stream that already exists.
 	set map[string]bool
@@ -97,15 +102,42 @@ func WithReplicas(n int) Option {
 	}
 }
 
-// WithMaxDataBytes lowers the largest event Data the store accepts; the
-// default and the ceiling is the server's max payload less 8 KiB for the
-// envelope.
+// WithMaxDataBytes sets the largest event Data the store accepts (default
+// events.DefaultMaxBlobDataBytes, 64 MiB). Data longer than the inline
+// limit (WithInlineBytes) is kept in the blob bucket, so it is not bound
+// by the server's max payload.
 func WithMaxDataBytes(n int) Option {
 	return func(c *config) error {
 		if n <= 0 {
 			return fmt.Errorf("max data bytes %d: must be positive", n)
 		}
 		c.maxData = n
+		return nil
+	}
+}
+
+// WithInlineBytes sets the largest Data kept in the event's own message
+// (default events.DefaultInlineBytes, 256 KiB); longer Data goes to the
+// blob bucket. The ceiling is the server's max payload less 8 KiB for the
+// envelope.
+func WithInlineBytes(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("inline bytes %d: must be positive", n)
+		}
+		c.inline = n
+		return nil
+	}
+}
+
+// WithBlobBucket sets the Object Store bucket of the store's blobs
+// (default BlobBucket of the stream name).
+func WithBlobBucket(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("empty blob bucket name")
+		}
+		c.bucket = name
 		return nil
 	}
 }
@@ -120,6 +152,8 @@ type Store struct {
 	subjects bus.Subjects
 	maxData  int
 	maxMsg   int
+	inline   int
+	blobs    *Blobs
 
 	mu    sync.Mutex
 	heads map[string]head
@@ -168,12 +202,25 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("jetstream store: %w", err)
 	}
 	maxMsg := int(nc.MaxPayload())
-	maxData := maxMsg - envelopeReserve
-	if cfg.maxData > 0 && cfg.maxData < maxData {
+	inline := maxMsg - envelopeReserve
+	if inline <= 0 {
+		return nil, fmt.Errorf("jetstream store: server max payload %d is too small", maxMsg)
+	}
+	inline = min(inline, events.DefaultInlineBytes)
+	if cfg.inline > 0 {
+		inline = min(cfg.inline, maxMsg-envelopeReserve)
+	}
+	maxData := events.DefaultMaxBlobDataBytes
+	if cfg.maxData > 0 {
 		maxData = cfg.maxData
 	}
-	if maxData <= 0 {
-		return nil, fmt.Errorf("jetstream store: server max payload %d is too small", maxMsg)
+	bucket := cfg.bucket
+	if bucket == "" {
+		bucket = BlobBucket(cfg.streamName)
+	}
+	blobs, err := NewBlobs(ctx, js, bucket, cfg.replicas)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream store: %w", err)
 	}
 	closing, cancel := context.WithCancel(context.Background())
 	return &Store{
@@ -184,6 +231,8 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		subjects: cfg.subjects,
 		maxData:  maxData,
 		maxMsg:   maxMsg,
+		inline:   inline,
+		blobs:    blobs,
 		heads:    make(map[string]head),
 		closing:  closing,
 		close:    cancel,
@@ -244,6 +293,10 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg config) (jets
 
 // MaxDataBytes returns the largest event Data the store accepts.
 func (s *Store) MaxDataBytes() int { return s.maxData }
+
+// InlineBytes returns the largest Data the store keeps in an event's own
+// message; longer Data goes to the blob bucket.
+func (s *Store) InlineBytes() int { return s.inline }
 
 // StreamName returns the JetStream stream that holds the log.
 func (s *Store) StreamName() string { return s.name }

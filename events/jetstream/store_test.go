@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,9 +63,41 @@ func embeddedFactory(sync bus.SyncPolicy) storetest.Factory {
 	}
 }
 
+// blobLimit is the Data limit of the conformance runs: above the suite's
+// 20 MB events, below the 64 MiB default, to keep them cheap.
+const blobLimit = 24 << 20
+
+// conns maps the stores of the conformance runs to their connections, for
+// tamperBlob.
+var conns sync.Map // *jsstore.Store → *nats.Conn
+
+// tamperBlob replaces the object of blob ref in the store's bucket with
+// data, through the Object Store API (the object store keeps its own
+// digest of what was put, so only the store's own check sees the change).
+func tamperBlob(t testing.TB, s events.Store, ref events.BlobRef, data []byte) {
+	t.Helper()
+	st := s.(*jsstore.Store)
+	nc, _ := conns.Load(st)
+	js, err := jetstream.New(nc.(*nats.Conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := js.ObjectStore(t.Context(), st.Blobs().Bucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.PutBytes(t.Context(), ref.SHA256, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestConformanceEmbedded(t *testing.T) {
-	probe := newStore(t, connect(t, startServer(t, bus.SyncPeriodic, "")))
-	storetest.Run(t, embeddedFactory(bus.SyncPeriodic), storetest.Options{MaxDataBytes: probe.MaxDataBytes()})
+	storetest.Run(t, func(t testing.TB) events.Store {
+		nc := connect(t, startServer(t, bus.SyncPeriodic, ""))
+		s := newStore(t, nc, jsstore.WithMaxDataBytes(blobLimit))
+		conns.Store(s, nc)
+		return s
+	}, storetest.Options{MaxDataBytes: blobLimit, Blobs: true, TamperBlob: tamperBlob})
 }
 
 // TestConformanceExternal runs the suite against the NATS server at
@@ -90,12 +123,16 @@ func TestConformanceExternal(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := "WEFT_TEST_" + strings.ToUpper(id)
-		s := newStore(t, nc, jsstore.WithStreamName(name), jsstore.WithSubjects(subjects))
+		s := newStore(t, nc, jsstore.WithStreamName(name), jsstore.WithSubjects(subjects), jsstore.WithMaxDataBytes(blobLimit))
 		maxData = s.MaxDataBytes()
+		conns.Store(s, nc)
 		t.Cleanup(func() {
 			js, err := jetstream.New(nc)
 			if err == nil {
 				err = js.DeleteStream(context.Background(), name)
+			}
+			if err == nil {
+				err = js.DeleteObjectStore(context.Background(), s.Blobs().Bucket())
 			}
 			if err != nil {
 				t.Errorf("delete test stream %s: %v", name, err)
@@ -105,7 +142,7 @@ func TestConformanceExternal(t *testing.T) {
 	}
 	probe := factory(t)
 	probe.Close()
-	storetest.Run(t, factory, storetest.Options{MaxDataBytes: maxData})
+	storetest.Run(t, factory, storetest.Options{MaxDataBytes: maxData, Blobs: true, TamperBlob: tamperBlob})
 }
 
 // TestNewKeepsExistingConfig: a store opened without options on an

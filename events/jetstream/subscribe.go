@@ -69,6 +69,9 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 				return
 			}
 			ev, err := decodeEvent(msg.Data(), meta.Sequence.Stream)
+			if err == nil {
+				err = events.ResolveBlob(subCtx, s.blobs, &ev)
+			}
 			if err != nil {
 				fail(err)
 				return
