@@ -54,7 +54,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if err != nil {
 		return events.AppendResult{}, err
 	}
-	refs, err := events.OffloadBlobs(ctx, s.blobs, stream, batch, s.inline)
+	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
 	if err != nil {
 		return events.AppendResult{}, err
 	}

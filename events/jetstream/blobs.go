@@ -104,15 +104,27 @@ func (b *Blobs) GetBlob(ctx context.Context, ref events.BlobRef) ([]byte, error)
 	return data, nil
 }
 
-// PutBlob implements events.BlobStore with the store's blob bucket.
+// PutBlob implements events.BlobStore with the store's blob bucket. When
+// the store opened without its bucket, it fails with an error wrapping
+// events.ErrPayloadTooLarge (the store cannot keep data over its inline
+// limit) and saying why.
 func (s *Store) PutBlob(ctx context.Context, data []byte) (events.BlobRef, error) {
+	if s.blobs == nil {
+		return events.BlobRef{}, fmt.Errorf("%w: %d bytes need the blob bucket, which is unavailable: %w", events.ErrPayloadTooLarge, len(data), s.blobsErr)
+	}
 	return s.blobs.PutBlob(ctx, data)
 }
 
-// GetBlob implements events.BlobStore with the store's blob bucket.
+// GetBlob implements events.BlobStore with the store's blob bucket. When
+// the store opened without its bucket, it fails with an error wrapping
+// events.ErrUnresolvedBlob and saying why.
 func (s *Store) GetBlob(ctx context.Context, ref events.BlobRef) ([]byte, error) {
+	if s.blobs == nil {
+		return nil, fmt.Errorf("%w: %s: the blob bucket is unavailable: %w", events.ErrUnresolvedBlob, ref, s.blobsErr)
+	}
 	return s.blobs.GetBlob(ctx, ref)
 }
 
-// Blobs returns the store's blob store.
+// Blobs returns the store's blob store, nil when the bucket could not be
+// opened.
 func (s *Store) Blobs() *Blobs { return s.blobs }

@@ -25,7 +25,10 @@
 // payloads" in the events package): the object store chunks it, so events
 // up to WithMaxDataBytes (default events.DefaultMaxBlobDataBytes) fit
 // whatever the server's max payload. Reads resolve the references and
-// check each blob against its hash.
+// check each blob against its hash. A process whose credentials cannot
+// create the bucket while it does not exist yet opens the store without
+// it: appends of large data then fail with events.ErrPayloadTooLarge and
+// reads of references with events.ErrUnresolvedBlob, each saying why.
 //
 // # Appends
 //

@@ -128,7 +128,7 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
 	}
 	for i := range out {
-		if err := events.ResolveBlob(ctx, s.blobs, &out[i]); err != nil {
+		if err := events.ResolveBlob(ctx, s, &out[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Even
 		stopped := false
 		var rerr error
 		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event) bool {
-			if rerr = events.ResolveBlob(ctx, s.blobs, &ev); rerr != nil {
+			if rerr = events.ResolveBlob(ctx, s, &ev); rerr != nil {
 				return false
 			}
 			if !yield(ev, nil) {

@@ -153,7 +153,8 @@ type Store struct {
 	maxData  int
 	maxMsg   int
 	inline   int
-	blobs    *Blobs
+	blobs    *Blobs // nil when the bucket could not be opened (blobsErr)
+	blobsErr error
 
 	mu    sync.Mutex
 	heads map[string]head
@@ -218,10 +219,11 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 	if bucket == "" {
 		bucket = BlobBucket(cfg.streamName)
 	}
-	blobs, err := NewBlobs(ctx, js, bucket, cfg.replicas)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream store: %w", err)
-	}
+	// A process whose credentials may read the log but not create the
+	// bucket (a reader, before any node created it) opens the store
+	// without it: large appends and reads of events by reference then
+	// fail, naming why (see Store.PutBlob and Store.GetBlob).
+	blobs, blobsErr := NewBlobs(ctx, js, bucket, cfg.replicas)
 	closing, cancel := context.WithCancel(context.Background())
 	return &Store{
 		nc:       nc,
@@ -233,6 +235,7 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		maxMsg:   maxMsg,
 		inline:   inline,
 		blobs:    blobs,
+		blobsErr: blobsErr,
 		heads:    make(map[string]head),
 		closing:  closing,
 		close:    cancel,

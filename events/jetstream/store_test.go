@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -177,5 +178,22 @@ func TestNewKeepsExistingConfig(t *testing.T) {
 	newStore(t, nc, jsstore.WithDuplicateWindow(3*time.Minute))
 	if got := duplicates(); got != 3*time.Minute {
 		t.Errorf("after New with WithDuplicateWindow(3m): duplicate window %v, want 3m", got)
+	}
+}
+
+// TestStoreWithoutBlobBucket: a store that cannot open its blob bucket (a
+// reader's credentials; here a bucket name the server refuses) still opens
+// and keeps small events, and refuses large ones with ErrPayloadTooLarge
+// saying why, instead of failing to open for every reader.
+func TestStoreWithoutBlobBucket(t *testing.T) {
+	s := newStore(t, connect(t, startServer(t, bus.SyncPeriodic, "")), jsstore.WithBlobBucket("not a bucket"))
+	small := events.MustNew(events.TypeToolProgress, events.ToolProgress{Tool: "t"})
+	if _, err := s.Append(t.Context(), "s", events.NoStream, small); err != nil {
+		t.Fatalf("Append of a small event: %v", err)
+	}
+	big := events.MustNew(events.TypeToolProgress, events.ToolProgress{Tool: "t", Message: strings.Repeat("m", 2<<20)})
+	_, err := s.Append(t.Context(), "s", events.Any, big)
+	if !errors.Is(err, events.ErrPayloadTooLarge) || !strings.Contains(err.Error(), "blob bucket") {
+		t.Errorf("Append of 2 MB without the bucket: %v, want ErrPayloadTooLarge about the blob bucket", err)
 	}
 }

@@ -70,7 +70,7 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 			}
 			ev, err := decodeEvent(msg.Data(), meta.Sequence.Stream)
 			if err == nil {
-				err = events.ResolveBlob(subCtx, s.blobs, &ev)
+				err = events.ResolveBlob(subCtx, s, &ev)
 			}
 			if err != nil {
 				fail(err)

@@ -363,6 +363,10 @@ func (s *Store) GetBlob(ctx context.Context, ref events.BlobRef) ([]byte, error)
 	return bytes.Clone(data), nil
 }
 
+// MaxDataBytes returns the largest event Data the store accepts (the
+// runtime keeps tool results and model messages under it).
+func (s *Store) MaxDataBytes() int { return s.maxData }
+
 // Close implements events.Store. It ends live subscriptions with
 // ErrClosed; every later call fails with ErrClosed. It is idempotent.
 func (s *Store) Close() error {
