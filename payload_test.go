@@ -221,3 +221,93 @@ func TestLargeModelResponse(t *testing.T) {
 		}
 	}
 }
+
+type measureArgs struct {
+	Data string `json:"data"`
+}
+
+// TestLargeToolArguments: arguments of 2 MB (20 MB), over the bus limit of
+// the call to the node's tool actor, reach the local tool whole (by
+// reference to the blob store) and it runs once.
+func TestLargeToolArguments(t *testing.T) {
+	for _, st := range payloadStores {
+		for _, size := range payloadSizes {
+			t.Run(fmt.Sprintf("%s/%dMB", st.name, size>>20), func(t *testing.T) {
+				var runs int
+				measure, err := toolsets.NewFunc("measure", func(ctx context.Context, a measureArgs) (int, error) {
+					runs++
+					return len(a.Data), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				args, _ := json.Marshal(measureArgs{Data: strings.Repeat("d", size)})
+				model := llm.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+					if len(req.Messages[len(req.Messages)-1].ToolReturns()) > 0 {
+						return &llm.Response{Text: "done"}, nil
+					}
+					return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "measure", Arguments: args}}}, nil
+				})
+				rt, err := weft.Start(t.Context(), st.cfg(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { rt.Close() })
+				a, err := rt.NewAgent("measure", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{measure}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), payloadWait)
+				defer cancel()
+				s := a.NewSession()
+				res, err := s.Run(ctx, "go")
+				if err != nil || res.Status != weft.StatusCompleted {
+					t.Fatalf("run: %v, %v; want completed", res, err)
+				}
+				var got toolsets.Return
+				for _, ev := range streamEvents(t, rt, s.ID()) {
+					if ev.Type == events.TypeToolReturned {
+						got = returnOf(t, ev)
+					}
+				}
+				if got.IsError || string(got.Content) != fmt.Sprint(size) || runs != 1 {
+					t.Errorf("return %s %s, ran %d times; want %d from one run", got.Kind, got.Content, runs, size)
+				}
+			})
+		}
+	}
+}
+
+// TestStoreLimitBelowCap: on a log that keeps at most 1 MiB of data per
+// event (as EventStoreDB does by default), a result over it is a tool
+// error naming the store's limit, and two results of 600 KB, each under
+// it, whose model request (1.2 MB) the store refuses, fail the run with
+// payload_too_large instead of leaving it running (the hang the issue
+// reproduced, again after every restart).
+func TestStoreLimitBelowCap(t *testing.T) {
+	const storeMax = 1 << 20
+	cfg := func() weft.Config { return weft.Config{Store: memstore.New(memstore.WithMaxDataBytes(storeMax))} }
+	t.Run("one result over the store's limit", func(t *testing.T) {
+		rt, s, res, err := runBig(t, cfg(), bigModel(1, 2<<20, 0))
+		if err != nil || res.Status != weft.StatusCompleted {
+			t.Fatalf("run: %v, %v; want completed", res, err)
+		}
+		var got toolsets.Return
+		for _, ev := range streamEvents(t, rt, s.ID()) {
+			if ev.Type == events.TypeToolReturned {
+				got = returnOf(t, ev)
+			}
+		}
+		want := fmt.Sprintf("exceeds the limit of %d bytes", storeMax-4096)
+		if got.Kind != toolsets.KindExecution || !strings.Contains(got.Control.Message, want) {
+			t.Errorf("return %s %+v, want an execution error saying %q", got.Kind, got.Control, want)
+		}
+	})
+	t.Run("a model request over the store's limit", func(t *testing.T) {
+		_, _, res, err := runBig(t, cfg(), bigModel(2, 600<<10, 0))
+		var re *weft.RunError
+		if !errors.As(err, &re) || re.Kind != actors.FailPayloadTooLarge || !strings.Contains(re.Message, "model.request") {
+			t.Fatalf("run: %v, %v; want a RunError of kind %s about the model request", res, err, actors.FailPayloadTooLarge)
+		}
+	})
+}

@@ -58,9 +58,11 @@ type HostConfig struct {
 	WorkerQueueWait time.Duration
 	// MaxPayloadBytes is the largest tool result, tool arguments and
 	// model message the host accepts, encoded (see "Payloads too large for
-	// the bus" in payload.go); zero means DefaultMaxPayloadBytes. A larger
-	// tool result returns as an execution error; a larger model response
-	// fails the run with FailPayloadTooLarge.
+	// the bus" in payload.go); zero means DefaultMaxPayloadBytes. A store
+	// with a lower limit (a MaxDataBytes method: EventStoreDB's 1 MiB by
+	// default) lowers it to that, less 4 KiB. A larger tool result returns
+	// as an execution error; a larger model response fails the run with
+	// FailPayloadTooLarge.
 	MaxPayloadBytes int
 	// Blobs keeps tool calls and reports too large for a NATS message;
 	// nil means Store when it is an events.BlobStore (the JetStream store
@@ -175,7 +177,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		done:     make(chan struct{}),
 	}
 	h.life, h.endLife = context.WithCancel(context.Background())
-	h.payload = PayloadLimits{Bus: int(cfg.Conn.MaxPayload()), Max: cfg.MaxPayloadBytes, Blobs: cfg.Blobs}
+	h.payload = PayloadLimits{Bus: int(cfg.Conn.MaxPayload()), Max: payloadMax(cfg), Blobs: cfg.Blobs}
 	if h.payload.Blobs == nil {
 		h.payload.Blobs, _ = cfg.Store.(events.BlobStore)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
@@ -68,9 +69,32 @@ func (l PayloadLimits) max() int {
 // fits reports whether a message of n bytes may be published.
 func (l PayloadLimits) fits(n int) bool { return l.Bus <= 0 || n <= l.Bus }
 
+// blobTimeout bounds one put or get of a payload in the blob store; the
+// fast path (a message that fits) makes no context.
+const blobTimeout = 30 * time.Second
+
 // messageReserve is what a message's subject and headers may take beside
 // its body.
 const messageReserve = 4 << 10
+
+// dataReserve is what an event's data may take beside the tool result or
+// model message it carries.
+const dataReserve = 4 << 10
+
+// payloadMax is the payload limit of a host: HostConfig.MaxPayloadBytes
+// (DefaultMaxPayloadBytes when zero), lowered to what the store accepts
+// when it says (MaxDataBytes, less dataReserve), so that a result the store
+// would refuse is a tool error rather than a failed run.
+func payloadMax(cfg HostConfig) int {
+	n := cfg.MaxPayloadBytes
+	if n <= 0 {
+		n = DefaultMaxPayloadBytes
+	}
+	if s, ok := cfg.Store.(interface{ MaxDataBytes() int }); ok && s.MaxDataBytes()-dataReserve > 0 {
+		n = min(n, s.MaxDataBytes()-dataReserve)
+	}
+	return n
+}
 
 // TooLargeReturn is the execution error a tool call returns instead of a
 // result of n bytes over a limit of limit bytes; where says which limit
@@ -90,7 +114,8 @@ func TooLargeReturn(callID, tool string, attempts, n, limit int, where string) t
 // "Payloads too large for the bus"): r as JSON when it fits, else its
 // return by reference to lim.Blobs, else a returned report of the error
 // that says why the result could not be sent. ok is false for a report
-// that is dropped (a progress report too large for a message).
+// that is dropped (a progress report too large for a message). A put in
+// the blob store is bounded by ctx and 30 seconds.
 func EncodeReport(ctx context.Context, r ToolReport, lim PayloadLimits) (body []byte, ok bool, err error) {
 	body, err = json.Marshal(&r)
 	if err != nil {
@@ -111,6 +136,8 @@ func EncodeReport(ctx context.Context, r ToolReport, lim PayloadLimits) (body []
 		tl := TooLargeReturn(r.Return.CallID, r.Return.ToolName, r.Return.Attempts, len(ret), lim.max(), "")
 		r.Return = &tl
 	case lim.Blobs != nil:
+		ctx, cancel := context.WithTimeout(ctx, blobTimeout)
+		defer cancel()
 		ref, err := lim.Blobs.PutBlob(ctx, ret)
 		if err == nil {
 			r.Return, r.ReturnBlob = nil, &ref
@@ -170,7 +197,8 @@ func ResolveReport(ctx context.Context, blobs events.BlobStore, r *ToolReport) {
 // EncodeRequest returns the message body of call req within lim: req as
 // JSON when it fits, else with its arguments by reference to lim.Blobs. A
 // call that does not fit and cannot be sent by reference is an error (the
-// caller returns it as the call's execution error).
+// caller returns it as the call's execution error). A put in the blob
+// store is bounded by ctx and 30 seconds.
 func EncodeRequest(ctx context.Context, req ToolRequest, lim PayloadLimits) ([]byte, error) {
 	body, err := json.Marshal(&req)
 	if err != nil {
@@ -186,6 +214,8 @@ func EncodeRequest(ctx context.Context, req ToolRequest, lim PayloadLimits) ([]b
 	case lim.Blobs == nil:
 		return nil, fmt.Errorf("the call of %d bytes exceeds the bus limit of %d bytes, and there is no blob store to send its arguments by reference", len(body), lim.Bus)
 	}
+	ctx, cancel := context.WithTimeout(ctx, blobTimeout)
+	defer cancel()
 	ref, err := lim.Blobs.PutBlob(ctx, req.Arguments)
 	if err != nil {
 		return nil, fmt.Errorf("store the arguments of %d bytes as a blob: %w", n, err)

@@ -357,9 +357,7 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 // encodeCall returns the message body of call, its arguments by reference
 // to the blob store when they make it too large for a message.
 func (a *schedulerActor) encodeCall(call ToolRequest) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(a.h.life, storeTimeout)
-	defer cancel()
-	return EncodeRequest(ctx, call, a.h.payload)
+	return EncodeRequest(a.h.life, call, a.h.payload)
 }
 
 // deliver publishes rc's request once more: on its tool's call subject

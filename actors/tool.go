@@ -47,9 +47,7 @@ func (a *toolActor) Receive(c actor.Context) {
 
 func (a *toolCall) report(h *Host, r ToolReport) {
 	r.CallID, r.Tool = a.req.CallID, a.req.Name
-	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
-	defer cancel()
-	b, ok, err := EncodeReport(ctx, r, h.payload)
+	b, ok, err := EncodeReport(h.life, r, h.payload)
 	if err != nil || !ok {
 		h.log.Warn("tool report not sent", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
 		return
