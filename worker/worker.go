@@ -477,9 +477,7 @@ func (w *Worker) encodeReport(r actors.ToolReport) (body []byte, ok bool) {
 	if w.blobsSet && w.blobs == nil {
 		lim.Blobs = nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
-	defer cancel()
-	body, ok, err := actors.EncodeReport(ctx, r, lim)
+	body, ok, err := actors.EncodeReport(context.Background(), r, lim)
 	if err != nil || !ok {
 		w.log.Warn("tool report not sent", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
 		return nil, false
@@ -515,9 +513,6 @@ func (l lazyBlobs) GetBlob(ctx context.Context, ref events.BlobRef) ([]byte, err
 	}
 	return b.GetBlob(ctx, ref)
 }
-
-// blobTimeout bounds opening the blob bucket and one put or get.
-const blobTimeout = 30 * time.Second
 
 // blobStore returns the worker's blob store, opening the log's bucket when
 // WithBlobs did not set one (again blobRetry after a failed open); nil when
