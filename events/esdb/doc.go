@@ -57,10 +57,12 @@
 // events.BlobStore), so it keeps every event's Data inline and an event
 // over the limit above is refused with events.ErrPayloadTooLarge rather
 // than stored by reference (see "Large payloads" in the events package).
-// A runtime on it turns that refusal into a failed run (kind
-// payload_too_large) instead of leaving the run running; raise the limit
-// with WithMaxDataBytes together with the server's
-// EVENTSTORE_MAX_APPEND_SIZE for larger tool results. Data that is a blob
+// A runtime on it keeps tool results and model responses under the limit
+// (Store.MaxDataBytes lowers its payload cap: a larger result is a tool
+// error) and fails a run whose other events are refused (kind
+// payload_too_large) instead of leaving it running; raise the limit with
+// WithMaxDataBytes together with the server's EVENTSTORE_MAX_APPEND_SIZE
+// for larger payloads. Data that is a blob
 // reference is refused at append, as by every backend.
 //
 // # Reading
