@@ -311,6 +311,9 @@ func (a *sessionActor) append(recs ...record) error {
 // large, so that none of them is left running (advance would build the
 // same events again after every restart).
 func (a *sessionActor) failTooLarge(recs []record, cause error) {
+	if !slices.ContainsFunc(recs, func(r record) bool { return r.Type != events.TypeRunFailed }) {
+		return // the refused append was only failures: nothing smaller to record
+	}
 	var done []string
 	for _, rec := range recs {
 		r := a.st.Runs[rec.RunID]
