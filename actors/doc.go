@@ -103,7 +103,14 @@
 //	                               {"worker_id","tools":[Definition…],"pool"}.
 //	                               See docs/worker-protocol.md.
 //	weft.evt.session.<id>.<type>   every appended event, its JSON envelope (published by the
-//	                               JetStream store, or by the host for other stores).
+//	                               JetStream store, or by the host for other stores); an
+//	                               event whose data is in the blob store carries its
+//	                               reference, as stored (events.ResolveBlob).
+//
+// A request or report too large for a NATS message carries its arguments
+// ("arguments_blob") or return ("return_blob") by reference to the blob
+// store instead, or the call returns an execution error saying why (see
+// payload.go).
 //
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,
