@@ -95,6 +95,8 @@ type Result struct {
 // RunError is why a run failed: a kind (tool_retry_limit_exceeded, no_tools,
 // usage_limit_exceeded, model_error, invalid_response, toolset_error,
 // policy_error (an approval or deferral entry that matches nothing),
+// payload_too_large (a model response over Config.MaxPayloadBytes, or
+// events the store refused as too large),
 // internal; "cancelled" for a cancelled run) and a message.
 type RunError struct {
 	RunID   string

@@ -55,6 +55,17 @@ type Config struct {
 	// in its worker pool's queue for a worker with room before the runtime
 	// takes it back and fails it; zero means actors.DefaultWorkerQueueWait.
 	WorkerQueueWait time.Duration
+	// MaxPayloadBytes is the largest tool result, tool arguments or model
+	// message a run accepts, in bytes of JSON; zero means
+	// actors.DefaultMaxPayloadBytes (32 MiB). A larger tool result is
+	// returned to the model as an execution error ("result of N bytes
+	// exceeds the limit of M bytes"); a larger model response fails the
+	// run with a RunError of kind payload_too_large (as does an event the
+	// store refuses as too large, such as a model request gathering
+	// results beyond the store's limit). Payloads
+	// under it but too large for a NATS message travel by reference to the
+	// blob store beside the log (see "Large payloads" in the README).
+	MaxPayloadBytes int
 
 	// The fields below configure a node of a cluster on external NATS
 	// (NATSURL or NATSURLs); with the embedded server they must stay zero.
@@ -277,7 +288,8 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.leases = leases
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
-		PublishEvents: true, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait})
+		PublishEvents: true, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait,
+		MaxPayloadBytes: cfg.MaxPayloadBytes})
 	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("weft: %w", err)

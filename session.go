@@ -327,7 +327,13 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 				if ev.RunID != runID {
 					continue
 				}
-				if !yield(ev, nil) {
+				// Live events carry large data by reference, as stored.
+				blobs, _ := rt.store.(events.BlobStore)
+				if err := events.ResolveBlob(ctx, blobs, &ev); err != nil {
+					if !yield(events.Event{}, fmt.Errorf("weft: %w", err)) {
+						return
+					}
+				} else if !yield(ev, nil) {
 					return
 				}
 				switch ev.Type {

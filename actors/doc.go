@@ -110,6 +110,14 @@
 //	weft.evt.session.<id>.<type>   the live copy of every appended event, its JSON envelope
 //	                               with private surfaces redacted (events.Redact), published by
 //	                               the host after the append, whatever the store.
+//	                               An event whose data is in the blob store carries its
+//	                               reference, as stored (events.ResolveBlob); resolving it
+//	                               needs read access to the log's blob bucket.
+//
+// A request or report too large for a NATS message carries its arguments
+// ("arguments_blob") or return ("return_blob") by reference to the blob
+// store instead, or the call returns an execution error saying why (see
+// payload.go).
 //
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,

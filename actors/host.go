@@ -58,6 +58,19 @@ type HostConfig struct {
 	// in its pool's queue before the host takes it back and fails it; zero
 	// means DefaultWorkerQueueWait.
 	WorkerQueueWait time.Duration
+	// MaxPayloadBytes is the largest tool result, tool arguments and
+	// model message the host accepts, encoded (see "Payloads too large for
+	// the bus" in payload.go); zero means DefaultMaxPayloadBytes. A store
+	// with a lower limit (a MaxDataBytes method: EventStoreDB's 1 MiB by
+	// default) lowers it to that, less 4 KiB. A larger tool result returns
+	// as an execution error; a larger model response fails the run with
+	// FailPayloadTooLarge.
+	MaxPayloadBytes int
+	// Blobs keeps tool calls and reports too large for a NATS message;
+	// nil means Store when it is an events.BlobStore (the JetStream store
+	// and memstore are), else none: a call or result too large for a
+	// message then returns as an execution error.
+	Blobs events.BlobStore
 }
 
 // Host runs the actors of one process: an actor system, the session actors
@@ -99,6 +112,8 @@ type Host struct {
 	replyPrefix string
 	replySeq    atomic.Uint64
 	replies     sync.Map // reply subject → *actor.PID of its scheduler
+	// payload limits the messages of tool calls (see payload.go).
+	payload PayloadLimits
 
 	remote sync.Map // tool name → its worker pool ("": the queue group): tools served by workers (AddRemoteTools, AddPooledTools)
 	// js publishes the calls of pooled tools; poolStream is the pool
@@ -164,6 +179,10 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		done:     make(chan struct{}),
 	}
 	h.life, h.endLife = context.WithCancel(context.Background())
+	h.payload = PayloadLimits{Bus: int(cfg.Conn.MaxPayload()), Max: payloadMax(cfg), Blobs: cfg.Blobs}
+	if h.payload.Blobs == nil {
+		h.payload.Blobs, _ = cfg.Store.(events.BlobStore)
+	}
 	h.props = []actor.PropsOption{actor.WithDispatcher(h.dispatch)}
 	if h.js, err = jetstream.New(cfg.Conn); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
@@ -229,6 +248,7 @@ func (h *Host) onToolReport(m *nats.Msg) {
 		h.log.Warn("bad tool report", "subject", m.Subject, "err", err)
 		return
 	}
+	// A return by reference is read by the scheduler (resolveReturn).
 	h.system.Root.Send(pid.(*actor.PID), &r)
 }
 

@@ -62,6 +62,10 @@ type ToolRequest struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ArgumentsBlob, set instead of Arguments, names the arguments in the
+	// blob store when they make the call too large for a message (see
+	// EncodeRequest and ResolveRequest).
+	ArgumentsBlob *events.BlobRef `json:"arguments_blob,omitempty"`
 	// Approval is set for an approved call.
 	Approval *toolsets.Approval `json:"approval,omitempty"`
 	// Metadata is the run's metadata (a JSON object), sent to remote tool
@@ -95,6 +99,10 @@ type ToolReport struct {
 	Progress *toolsets.Progress `json:"progress,omitempty"`
 	// Return is the call's canonical return of a returned report.
 	Return *toolsets.Return `json:"return,omitempty"`
+	// ReturnBlob, set instead of Return, names the return (its JSON) in
+	// the blob store when it makes the report too large for a message
+	// (see EncodeReport and ResolveReport).
+	ReturnBlob *events.BlobRef `json:"return_blob,omitempty"`
 }
 
 // record is an event the session actor builds, with the typed values its

@@ -107,7 +107,15 @@ type remoteCall struct {
 	pubFails     int
 	// inFlight is the publish under way, nil when none is.
 	inFlight *poolPublish
+	// resolving is set once a return by reference arrived and is being
+	// read from the blob store: the call has returned, and is not sent
+	// again however long the read takes.
+	resolving bool
 }
+
+// resolvedReport is a returned report whose return was read from the blob
+// store (see resolveReturn).
+type resolvedReport struct{ report ToolReport }
 
 // poolPublish is one publish of a pooled call into the pool stream. Its
 // state settles the race between the stream's acknowledgement (handled
@@ -194,35 +202,15 @@ func (a *schedulerActor) Receive(c actor.Context) {
 				a.send(c)
 			}
 		}
+	case *resolvedReport:
+		if rc := a.remote[m.report.CallID]; rc != nil {
+			rc.resolving = false
+		}
+		a.onReport(c, &m.report)
 	case *ToolReport:
-		if a.returned[m.CallID] {
-			return // a late or duplicated report of a returned call
-		}
-		if rc := a.remote[m.CallID]; rc != nil {
-			rc.lastSeen = time.Now()
-			rc.heard = true
-		}
-		if m.Type == ReportHeartbeat {
-			return
-		}
-		c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: *m})
-		if m.Type != ReportReturned {
-			return
-		}
-		a.returned[m.CallID] = true
-		if rc := a.remote[m.CallID]; rc != nil && rc.queued && rc.sent > 1 {
-			// The return may come from an earlier delivery: the current
-			// one, if still in the pool stream, must not run. (With one
-			// delivery, the worker that returned took it.)
-			a.takeOut(nil, rc, false)
-		}
-		delete(a.remote, m.CallID)
-		a.open--
-		if a.batch.sequential && a.next < len(a.batch.calls) {
-			a.send(c)
-		}
-		a.maybeDone(c)
+		a.onReport(c, m)
 	case *checkRemote:
+
 		a.checkRemote(c)
 	case *queuedCall:
 		a.onQueued(c, m)
@@ -241,6 +229,62 @@ func (a *schedulerActor) Receive(c actor.Context) {
 	}
 }
 
+// onReport handles a report of one of the batch's calls.
+func (a *schedulerActor) onReport(c actor.Context, m *ToolReport) {
+	if a.returned[m.CallID] {
+		return // a late or duplicated report of a returned call
+	}
+	rc := a.remote[m.CallID]
+	if rc != nil {
+		rc.lastSeen = time.Now()
+		rc.heard = true
+	}
+	if m.Type == ReportHeartbeat {
+		return
+	}
+	if m.Type == ReportReturned && m.ReturnBlob != nil {
+		a.resolveReturn(c, rc, *m)
+		return
+	}
+	c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: *m})
+	if m.Type != ReportReturned {
+		return
+	}
+	a.returned[m.CallID] = true
+	if rc != nil && rc.queued && rc.sent > 1 {
+		// The return may come from an earlier delivery: the current
+		// one, if still in the pool stream, must not run. (With one
+		// delivery, the worker that returned took it.)
+		a.takeOut(nil, rc, false)
+	}
+	delete(a.remote, m.CallID)
+	a.open--
+	if a.batch.sequential && a.next < len(a.batch.calls) {
+		a.send(c)
+	}
+	a.maybeDone(c)
+}
+
+// resolveReturn reads the return of report r, which carries it by
+// reference, from the blob store in a goroutine (the actor does not block
+// on it), and handles the report once it has it (resolvedReport). Until
+// then the call counts as returned for re-delivery: it is not sent again.
+func (a *schedulerActor) resolveReturn(c actor.Context, rc *remoteCall, r ToolReport) {
+	if rc != nil {
+		if rc.resolving {
+			return // a duplicate of the return under way
+		}
+		rc.resolving = true
+	}
+	self, h := c.Self(), a.h
+	go func() {
+		ctx, cancel := context.WithTimeout(h.life, storeTimeout)
+		defer cancel()
+		ResolveReport(ctx, h.payload.Blobs, &r)
+		h.system.Root.Send(self, &resolvedReport{report: r})
+	}()
+}
+
 func (a *schedulerActor) send(c actor.Context) {
 	call := a.batch.calls[a.next]
 	a.next++
@@ -255,7 +299,7 @@ func (a *schedulerActor) send(c actor.Context) {
 		subject, err = a.h.subj.NodeTool(a.h.node, call.Name)
 		if err == nil {
 			var data []byte
-			data, err = json.Marshal(&call)
+			data, err = a.encodeCall(call)
 			if err == nil {
 				err = a.h.cfg.Conn.PublishRequest(subject, a.inbox, data)
 			}
@@ -294,7 +338,7 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 		call.Metadata = e.meta
 		e.mu.RUnlock()
 	}
-	data, err := json.Marshal(&call)
+	data, err := a.encodeCall(call)
 	if err != nil {
 		return err
 	}
@@ -308,6 +352,12 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 	}
 	a.remote[call.CallID] = rc
 	return nil
+}
+
+// encodeCall returns the message body of call, its arguments by reference
+// to the blob store when they make it too large for a message.
+func (a *schedulerActor) encodeCall(call ToolRequest) ([]byte, error) {
+	return EncodeRequest(a.h.life, call, a.h.payload)
 }
 
 // deliver publishes rc's request once more: on its tool's call subject
@@ -507,8 +557,8 @@ func (a *schedulerActor) checkRemote(c actor.Context) {
 	now := time.Now()
 	deadline := now.Add(-MissedHeartbeats * WorkerHeartbeat)
 	for id, rc := range a.remote {
-		if rc.publishing {
-			continue // onQueued bounds it
+		if rc.publishing || rc.resolving {
+			continue // onQueued bounds it; a return is being read
 		}
 		if rc.queued && !rc.heard {
 			// Waiting in the pool stream for a worker with room.

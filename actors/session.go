@@ -263,9 +263,16 @@ func (a *sessionActor) append(recs ...record) error {
 			err = fmt.Errorf("%w: %w", ErrSessionOwned, err)
 		}
 		a.h.log.Error("append", "session", a.id, "err", err)
+		if errors.Is(err, events.ErrPayloadTooLarge) {
+			a.failTooLarge(recs, err)
+		}
 		return err
 	}
 	for i := range recs {
+		if i < len(res.Blobs) && res.Blobs[i] != nil {
+			// Stored by reference: the record hashes as stored.
+			recs[i].Blob = res.Blobs[i]
+		}
 		// The same numbering and hash links the store gave the stored
 		// copies (events.Chain), so that the published events are the
 		// stored ones.
@@ -304,6 +311,24 @@ func (a *sessionActor) append(recs ...record) error {
 		a.endRun(errRunCancelled)
 	}
 	return nil
+}
+
+// failTooLarge fails the runs of recs, which the store refused as too
+// large, so that none of them is left running (advance would build the
+// same events again after every restart).
+func (a *sessionActor) failTooLarge(recs []record, cause error) {
+	if !slices.ContainsFunc(recs, func(r record) bool { return r.Type != events.TypeRunFailed }) {
+		return // the refused append was only failures: nothing smaller to record
+	}
+	var done []string
+	for _, rec := range recs {
+		r := a.st.Runs[rec.RunID]
+		if r == nil || r.Status.Ended() || slices.Contains(done, r.ID) {
+			continue
+		}
+		done = append(done, r.ID)
+		a.fail(r, FailPayloadTooLarge, fmt.Sprintf("the store refused the run's %s event as too large: %v", rec.Type, cause))
+	}
 }
 
 // appendSteps appends recs, a sequence of which every prefix is a state
@@ -603,6 +628,12 @@ func (a *sessionActor) onModel(c actor.Context, mr *modelReply) {
 		a.fail(r, FailInternal, "encode response: "+err.Error())
 		return
 	}
+	if lim := a.h.payload.max(); len(msg) > lim {
+		u := usage
+		_ = a.append(newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: FailPayloadTooLarge,
+			Message: fmt.Sprintf("the model response of %d bytes exceeds the limit of %d bytes", len(msg), lim)}, Usage: &u}))
+		return
+	}
 	ids := make([]string, len(resp.ToolCalls))
 	for i, tc := range resp.ToolCalls {
 		ids[i] = tc.ID
@@ -784,10 +815,21 @@ func controlReturn(cs *CallState, kind toolsets.Kind, ctl *toolsets.Control) too
 }
 
 func returnedEvent(session, run string, ret toolsets.Return) record {
+	return limitedReturnedEvent(session, run, ret, 0)
+}
+
+// limitedReturnedEvent is returnedEvent for a return of a tool: one whose
+// encoding is longer than limit bytes (limit > 0) is recorded as the
+// execution error TooLargeReturn.
+func limitedReturnedEvent(session, run string, ret toolsets.Return, limit int) record {
 	b, err := json.Marshal(&ret)
 	if err != nil {
 		content, _ := json.Marshal("the tool's return could not be encoded: " + err.Error())
 		ret = toolsets.Return{CallID: ret.CallID, ToolName: ret.ToolName, Kind: toolsets.KindUserError, IsError: true, Content: content}
+		b, _ = json.Marshal(&ret)
+	}
+	if limit > 0 && len(b) > limit {
+		ret = TooLargeReturn(ret.CallID, ret.ToolName, ret.Attempts, len(b), limit, "")
 		b, _ = json.Marshal(&ret)
 	}
 	d := events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts}
@@ -837,7 +879,7 @@ func (a *sessionActor) onTool(c actor.Context, tm *toolMsg) {
 		delete(m.inFlight, rep.CallID)
 		ret := *rep.Return
 		ret.CallID, ret.ToolName = cs.ID, cs.Tool
-		ev = returnedEvent(a.id, r.ID, ret)
+		ev = limitedReturnedEvent(a.id, r.ID, ret, a.h.payload.max())
 	default:
 		return
 	}
@@ -928,6 +970,8 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 			ce = commandError(cmd.verb, a.id, ErrSessionOwned, "%v", err)
 		case errors.Is(err, ErrUnavailable):
 			ce = commandError(cmd.verb, a.id, ErrUnavailable, "%v", err)
+		case errors.Is(err, events.ErrPayloadTooLarge):
+			ce = commandError(cmd.verb, a.id, ErrBadCommand, "%v", err)
 		default:
 			ce = commandError(cmd.verb, a.id, ErrInternal, "%v", err)
 		}

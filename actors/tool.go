@@ -47,9 +47,9 @@ func (a *toolActor) Receive(c actor.Context) {
 
 func (a *toolCall) report(h *Host, r ToolReport) {
 	r.CallID, r.Tool = a.req.CallID, a.req.Name
-	b, err := json.Marshal(&r)
-	if err != nil {
-		h.log.Warn("encode tool report", "err", err)
+	b, ok, err := EncodeReport(h.life, r, h.payload)
+	if err != nil || !ok {
+		h.log.Warn("tool report not sent", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
 		return
 	}
 	_ = h.cfg.Conn.Publish(a.reply, b)
@@ -69,6 +69,11 @@ func (a *toolCall) run(h *Host) {
 	e.mu.RLock()
 	reg, meta := e.reg, e.meta
 	e.mu.RUnlock()
+	if err := ResolveRequest(e.ctx, h.payload.Blobs, &a.req); err != nil {
+		ret := ErrorReturn(a.req, "tool "+a.req.Name+": "+err.Error())
+		a.report(h, ToolReport{Type: ReportReturned, Return: &ret})
+		return
+	}
 	ExecuteCall(e.ctx, reg, a.req, meta, func(r ToolReport) { a.report(h, r) })
 }
 

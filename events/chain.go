@@ -40,7 +40,10 @@ const hashDomain = "weft.event.v1"
 // followed by its bytes; the two numbers are 8 bytes, big endian (the
 // schema version as a two's-complement int64). Data is compacted so that a
 // re-encoding that only changes white space (such as WriteJSONL) keeps the
-// hash; Data that is not valid JSON is hashed as it is.
+// hash; Data that is not valid JSON is hashed as it is. For an event with
+// Blob set, Data is the stored reference (Blob.EventData()) when the
+// content matches Blob, else the content as it is (so an altered content
+// breaks the chain).
 func Hash(ev Event) string {
 	h := hashers.Get().(*hasher)
 	defer hashers.Put(h)
@@ -83,7 +86,7 @@ func (h *hasher) sum(ev *Event) string {
 	str(ev.CorrelationID)
 	str(ev.CausationID)
 	str(ev.PrevHash)
-	data := h.compact(ev.Data)
+	data := h.compact(ev.storedData())
 	b = binary.BigEndian.AppendUint64(b, uint64(len(data)))
 	h.h.Reset()
 	h.h.Write(b)

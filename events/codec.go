@@ -103,7 +103,8 @@ func MustNew(typ Type, data any, opts ...Option) Event {
 // the catalogue), ErrUnknownSchemaVersion (a version the catalogue does not
 // know for the type) or ErrMalformed (data that is not a JSON object of
 // the struct's shape: invalid JSON, wrong field types, unknown fields,
-// trailing data).
+// trailing data), or ErrUnresolvedBlob for Data that is a blob reference
+// (see "Large payloads" in blob.go).
 func Decode(ev Event) (any, error) {
 	s, ok := catalogue[ev.Type]
 	if !ok {
@@ -112,6 +113,9 @@ func Decode(ev Event) (any, error) {
 	dec, ok := s.decode[ev.SchemaVersion]
 	if !ok {
 		return nil, &Error{Op: "decode", Stream: ev.Stream, Err: fmt.Errorf("%w: %s version %d (current %d)", ErrUnknownSchemaVersion, ev.Type, ev.SchemaVersion, s.current)}
+	}
+	if IsBlobData(ev.Data) {
+		return nil, &Error{Op: "decode", Stream: ev.Stream, Err: fmt.Errorf("%w: %s version %d", ErrUnresolvedBlob, ev.Type, ev.SchemaVersion)}
 	}
 	v, err := dec(ev.Data)
 	if err != nil {

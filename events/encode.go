@@ -16,6 +16,10 @@ import (
 // PrepareAppend requires of appended events (json.Marshal would compact and
 // HTML-escape it). Strings that need escaping go through encoding/json. It
 // fails only for a Time that json.Marshal refuses.
+//
+// An event with Blob set is written as it is stored: Data is
+// Blob.EventData() and there is no "blob" member (json.Marshal writes the
+// resolved Data and the "blob" member).
 func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 	t, err := ev.Time.MarshalJSON()
 	if err != nil {
@@ -47,7 +51,10 @@ func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 			b = appendJSONString(b, f.val)
 		}
 	}
-	if len(ev.Data) > 0 {
+	if ev.Blob != nil {
+		b = append(b, `,"data":`...)
+		b = append(b, ev.Blob.EventData()...)
+	} else if len(ev.Data) > 0 {
 		b = append(b, `,"data":`...)
 		b = append(b, ev.Data...)
 	}
@@ -67,10 +74,14 @@ func AppendJSON(b []byte, ev *Event, withPosition bool) ([]byte, error) {
 // SizeHint returns a buffer capacity that holds ev's AppendJSON encoding
 // unless its strings need escaping: encoders allocate it once.
 func SizeHint(ev *Event) int {
+	data := len(ev.Data)
+	if ev.Blob != nil {
+		data = 128
+	}
 	// The member names, the quotes, the id, the numbers and the time take
 	// at most 345 bytes; the strings and the data take their length.
 	return 345 + len(ev.Stream) + len(ev.Type) + len(ev.SessionID) + len(ev.RunID) + len(ev.ToolCallID) +
-		len(ev.CorrelationID) + len(ev.CausationID) + len(ev.PrevHash) + len(ev.KeyID) + len(ev.MAC) + len(ev.Data)
+		len(ev.CorrelationID) + len(ev.CausationID) + len(ev.PrevHash) + len(ev.KeyID) + len(ev.MAC) + data
 }
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it.

@@ -51,6 +51,12 @@ type Event struct {
 	// "return.private_metadata". A stored event never has it; the stores
 	// refuse to append one that does, and Hash does not cover it.
 	Redacted []string `json:"redacted,omitempty"`
+	// Blob is set on an event whose Data is kept in a blob store (see
+	// "Large payloads" in blob.go): the store holds the event with Data
+	// replaced by Blob.EventData(), which is what AppendJSON writes and
+	// Hash covers, while Data here is the resolved content. Nil for
+	// events stored inline. Stores set it; an appender's Blob is ignored.
+	Blob *BlobRef `json:"blob,omitempty"`
 }
 
 // Type names an event type. The set is closed: see the catalogue in

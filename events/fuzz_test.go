@@ -56,7 +56,8 @@ func FuzzDecode(f *testing.F) {
 
 		data, err := events.Decode(ev)
 		if err != nil {
-			if !errors.Is(err, events.ErrUnknownType) && !errors.Is(err, events.ErrUnknownSchemaVersion) && !errors.Is(err, events.ErrMalformed) {
+			if !errors.Is(err, events.ErrUnknownType) && !errors.Is(err, events.ErrUnknownSchemaVersion) && !errors.Is(err, events.ErrMalformed) &&
+				!errors.Is(err, events.ErrUnresolvedBlob) {
 				t.Fatalf("Decode error %v is not a typed decoding error", err)
 			}
 			return
@@ -73,6 +74,28 @@ func FuzzDecode(f *testing.F) {
 		again2 := events.MustNew(ev.Type, data2)
 		if !bytes.Equal(again.Data, again2.Data) {
 			t.Fatalf("re-encoding is not stable: %s then %s", again.Data, again2.Data)
+		}
+	})
+}
+
+// FuzzParseBlobData: a blob reference has one encoding. Whatever parses
+// re-encodes to the same bytes; whatever looks like a reference and does
+// not parse is ErrBlobCorrupt.
+func FuzzParseBlobData(f *testing.F) {
+	ref := events.RefOf([]byte("x"))
+	for _, seed := range []string{string(ref.EventData()), `{"$blob":{"sha256":"` + ref.SHA256 + `","size":1 }}`,
+		`{"$blob":{"sha256":"","size":0}}`, `{"tool":"t"}`, `{"$blob":null}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok, err := events.ParseBlobData(b)
+		switch {
+		case !ok && err != nil:
+			t.Fatalf("not a reference, yet an error: %v", err)
+		case ok && err != nil && !errors.Is(err, events.ErrBlobCorrupt):
+			t.Fatalf("error %v is not ErrBlobCorrupt", err)
+		case ok && err == nil && !bytes.Equal(got.EventData(), b):
+			t.Fatalf("%q parsed to %v, which encodes as %q", b, got, got.EventData())
 		}
 	})
 }

@@ -16,8 +16,8 @@ const DefaultMaxDataBytes = 1 << 20
 
 // PrepareAppend checks an append's arguments the way the Store contract
 // requires and returns the events as they are to be stored: copies of evs
-// with Stream set, Version, Position, PrevHash, KeyID and MAC cleared (the
-// backend numbers, chains and keys them with Chain), and ID (a new UUIDv7), Time
+// with Stream set, Version, Position, PrevHash, KeyID, MAC and Blob cleared
+// (the backend numbers, chains and keys them with Chain), and ID (a new UUIDv7), Time
 // (now, UTC) and SchemaVersion (the type's current one, when the type is in
 // the catalogue) filled where zero. Backends call it first in Append so that
 // they all refuse the same inputs with the same errors:
@@ -25,8 +25,10 @@ const DefaultMaxDataBytes = 1 << 20
 //   - ErrInvalidStream for a name ValidateStream rejects;
 //   - ErrEmptyAppend for no events;
 //   - ErrInvalidEvent for an event without a Type, with Data that is not
-//     valid JSON, with Redacted set (a live copy, see Redact), or with the
-//     same ID as another event of the batch;
+//     valid JSON, with Redacted set (a live copy, see Redact), with Data
+//     that is a blob reference (the store decides what goes to its blob
+//     store: see OffloadBlobs), or with the same ID as another event of the
+//     batch;
 //   - ErrInvalidEvent together with ErrUnknownType, ErrUnknownSchemaVersion
 //     or ErrMalformed (errors.Is matches both) for an event that Decode
 //     would refuse: a type outside the catalogue, a schema version the
@@ -67,6 +69,8 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			return nil, bad(i, ErrInvalidEvent, "data is not valid JSON")
 		case len(ev.Redacted) > 0:
 			return nil, bad(i, ErrInvalidEvent, "a live copy with %v redacted is not the event (Redact)", ev.Redacted)
+		case IsBlobData(ev.Data):
+			return nil, bad(i, ErrInvalidEvent, "data is a blob reference: append the content, the store keeps large data in its blob store")
 		}
 		if ev.ID == uuid.Nil {
 			id, err := uuid.NewV7()
@@ -92,7 +96,7 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			}
 			return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d (%s): %w", ErrInvalidEvent, i, ev.Type, err)}
 		}
-		ev.Stream, ev.Version, ev.Position, ev.PrevHash, ev.KeyID, ev.MAC = stream, 0, 0, "", "", ""
+		ev.Stream, ev.Version, ev.Position, ev.PrevHash, ev.KeyID, ev.MAC, ev.Blob = stream, 0, 0, "", "", "", nil
 		ev.Data = bytes.Clone(ev.Data)
 		out[i] = ev
 	}

@@ -31,7 +31,9 @@ type Appender interface {
 	// Errors: ErrInvalidStream for a name ValidateStream rejects;
 	// ErrWrongExpectedVersion (as a *WrongVersionError) when the stream is
 	// not at expected; ErrPayloadTooLarge when an event's Data exceeds the
-	// backend's limit; ErrEmptyAppend for no events; ErrInvalidEvent for an
+	// backend's limit (for a backend with a blob store, Data above its
+	// inline limit goes to the blob store and the limit is much higher: see
+	// "Large payloads" in blob.go); ErrEmptyAppend for no events; ErrInvalidEvent for an
 	// event without a Type. Nothing is written when an error is returned.
 	Append(ctx context.Context, stream string, expected ExpectedVersion, evs ...Event) (AppendResult, error)
 }
@@ -79,4 +81,10 @@ type AppendResult struct {
 	// Duplicate is true when every event was already stored (an idempotent
 	// re-append) and nothing was written.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Blobs, by index of the appended events, are the references of the
+	// events whose Data the store kept in its blob store (see "Large
+	// payloads" in blob.go): a caller that keeps the appended events sets
+	// their Blob from it, so that Hash gives the stored events' hashes.
+	// Nil when every event was stored inline (and for a duplicate).
+	Blobs []*BlobRef `json:"blobs,omitempty"`
 }

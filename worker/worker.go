@@ -35,6 +35,8 @@ import (
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/events"
+	jsstore "github.com/weft-run/weft/events/jetstream"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -55,6 +57,14 @@ type Worker struct {
 	// empty: the core queue group.
 	pool          string
 	queueReplicas int
+	// Blobs for payloads too large for a message (see "Payloads too large
+	// for the bus" in the actors package): set by WithBlobs, or opened on
+	// first need from the log's blob bucket (blobsOnce).
+	blobs      events.BlobStore
+	blobsSet   bool
+	blobsMu    sync.Mutex
+	blobsTried time.Time // the last failed open of the log's bucket
+	maxPayload int
 
 	// served and cancelled are guarded by cmu: the calls executing here, and the cancels
 	// that arrived for calls not (yet) executing here. The two are checked
@@ -128,6 +138,22 @@ func WithConcurrency(n int) Option {
 		}
 	}
 }
+
+// WithBlobs sets the blob store the worker puts results too large for a
+// NATS message in, and reads arguments sent by reference from; nil: none
+// (such a result returns as an execution error saying it is too large, and
+// such a call as one saying its arguments cannot be read). By default the
+// worker opens the log's blob bucket (jetstream.BlobBucket of
+// jetstream.DefaultStreamName) the first time it needs it, if the bucket
+// exists and its credentials allow it, and goes without otherwise.
+func WithBlobs(b events.BlobStore) Option {
+	return func(w *Worker) { w.blobs, w.blobsSet = b, true }
+}
+
+// WithMaxPayloadBytes sets the largest result the worker sends, encoded
+// (default actors.DefaultMaxPayloadBytes); a larger one returns as an
+// execution error. The node applies its own limit too.
+func WithMaxPayloadBytes(n int) Option { return func(w *Worker) { w.maxPayload = n } }
 
 // WithLogger sets the logger of the worker's diagnostics.
 func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
@@ -348,6 +374,13 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		w.log.Warn("bad tool request", "subject", m.Subject, "err", err)
 		return
 	}
+	if req.ArgumentsBlob != nil {
+		if err := actors.ResolveRequest(ctx, lazyBlobs{w}, &req); err != nil {
+			ret := actors.ErrorReturn(req, "tool "+req.Name+": "+err.Error())
+			w.publishReport(m.Reply, actors.ToolReport{Type: actors.ReportReturned, CallID: req.CallID, Tool: req.Name, Return: &ret})
+			return
+		}
+	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	run := &running{cancel: cancel}
@@ -409,23 +442,102 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		}
 	}
 	actors.ExecuteCall(callCtx, w.reg, req, req.Metadata, func(r actors.ToolReport) {
-		if r.Type == actors.ReportReturned {
-			close(done)
-			<-beat
+		if r.Type != actors.ReportReturned {
+			locked(r)
+			return
 		}
-		locked(r)
+		// Encoded while the heartbeats go on: storing a large return in
+		// the blob store may take longer than the heartbeat deadline.
+		r.CallID, r.Tool = req.CallID, req.Name
+		body, ok := w.encodeReport(r)
+		close(done)
+		<-beat
+		mu.Lock()
+		defer mu.Unlock()
+		if ok && !run.abandoned.Load() {
+			w.publish(*run.reply.Load(), r, body)
+		}
 	})
 }
 
-// publishReport sends r on reply.
+// publishReport sends r on reply, within the bus limit: a return too large
+// for a message goes by reference to the blob store, or is replaced by the
+// error that says it is too large (actors.EncodeReport), so the node
+// always hears the call's return.
 func (w *Worker) publishReport(reply string, r actors.ToolReport) {
-	b, err := json.Marshal(&r)
-	if err != nil {
-		w.log.Warn("encode tool report", "err", err)
-		return
+	if body, ok := w.encodeReport(r); ok {
+		w.publish(reply, r, body)
 	}
-	_ = w.nc.Publish(reply, b)
 }
+
+// encodeReport returns the message body of r (actors.EncodeReport); ok is
+// false for a report that is not sent.
+func (w *Worker) encodeReport(r actors.ToolReport) (body []byte, ok bool) {
+	lim := actors.PayloadLimits{Bus: int(w.nc.MaxPayload()), Max: w.maxPayload, Blobs: lazyBlobs{w}}
+	if w.blobsSet && w.blobs == nil {
+		lim.Blobs = nil
+	}
+	body, ok, err := actors.EncodeReport(context.Background(), r, lim)
+	if err != nil || !ok {
+		w.log.Warn("tool report not sent", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
+		return nil, false
+	}
+	return body, true
+}
+
+// publish sends the body of report r on reply.
+func (w *Worker) publish(reply string, r actors.ToolReport, body []byte) {
+	if err := w.nc.Publish(reply, body); err != nil {
+		w.log.Warn("publish tool report", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
+	}
+}
+
+// lazyBlobs is the worker's blob store, opened when first used (only a
+// payload too large for a message uses it).
+type lazyBlobs struct{ w *Worker }
+
+var errNoBlobStore = errors.New("the worker has no blob store (the log's blob bucket is missing or its credentials do not reach it)")
+
+func (l lazyBlobs) PutBlob(ctx context.Context, data []byte) (events.BlobRef, error) {
+	b := l.w.blobStore()
+	if b == nil {
+		return events.BlobRef{}, errNoBlobStore
+	}
+	return b.PutBlob(ctx, data)
+}
+
+func (l lazyBlobs) GetBlob(ctx context.Context, ref events.BlobRef) ([]byte, error) {
+	b := l.w.blobStore()
+	if b == nil {
+		return nil, errNoBlobStore
+	}
+	return b.GetBlob(ctx, ref)
+}
+
+// blobStore returns the worker's blob store, opening the log's bucket when
+// WithBlobs did not set one (again blobRetry after a failed open); nil when
+// there is none.
+func (w *Worker) blobStore() events.BlobStore {
+	w.blobsMu.Lock()
+	defer w.blobsMu.Unlock()
+	if w.blobs != nil || w.blobsSet || (!w.blobsTried.IsZero() && time.Since(w.blobsTried) < blobRetry) {
+		return w.blobs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, err := jsstore.OpenBlobs(ctx, w.nc, jsstore.BlobBucket(jsstore.DefaultStreamName))
+	if err != nil {
+		w.blobsTried = time.Now()
+		w.log.Info("no blob store: results too large for a message return as errors", "err", err)
+		return nil
+	}
+	w.blobs = b
+	return w.blobs
+}
+
+// blobRetry is how long a worker goes without the log's blob bucket after
+// it failed to open it.
+const blobRetry = 30 * time.Second
 
 // cancelledReport is the return of a call cancelled before it started.
 func cancelledReport(req actors.ToolRequest, cause error) actors.ToolReport {

@@ -53,6 +53,18 @@
 // another expectation) is written again by EventStoreDB and cannot be
 // caught here; retries must reuse the original expectation.
 //
+// Large payloads: this backend has no blob store (it does not implement
+// events.BlobStore), so it keeps every event's Data inline and an event
+// over the limit above is refused with events.ErrPayloadTooLarge rather
+// than stored by reference (see "Large payloads" in the events package).
+// A runtime on it keeps tool results and model responses under the limit
+// (Store.MaxDataBytes lowers its payload cap: a larger result is a tool
+// error) and fails a run whose other events are refused (kind
+// payload_too_large) instead of leaving it running; raise the limit with
+// WithMaxDataBytes together with the server's EVENTSTORE_MAX_APPEND_SIZE
+// for larger payloads. Data that is a blob
+// reference is refused at append, as by every backend.
+//
 // # Reading
 //
 // ReadAll and Subscribe read $all and skip system events (streams or event

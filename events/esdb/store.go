@@ -135,6 +135,10 @@ func newStore(client *esdb.Client, owned bool, c config) *Store {
 	return &Store{client: client, owned: owned, maxData: c.maxData, prefix: c.prefix, keys: c.keys, life: life, cancel: cancel}
 }
 
+// MaxDataBytes returns the largest event Data the store accepts (the
+// runtime keeps tool results and model messages under it).
+func (s *Store) MaxDataBytes() int { return s.maxData }
+
 // Close ends live subscriptions (they yield an error matching
 // events.ErrClosed), makes every later call fail with events.ErrClosed and,
 // for a store made by New, closes the client. Close is idempotent.

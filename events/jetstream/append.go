@@ -54,6 +54,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if err != nil {
 		return events.AppendResult{}, err
 	}
+	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
 	filter, err := s.subjects.StreamEvents(stream)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", events.ErrInvalidStream, err))
@@ -102,6 +106,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		res, err := s.publish(ctx, msgs, h)
 		if err == nil {
 			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition, hash: last})
+			res.Blobs = refs
 			return res, nil
 		}
 		var apiErr *jetstream.APIError

@@ -59,7 +59,9 @@ func corruptedStore(t *testing.T, offset func(n int) int) (*jsstore.Store, map[u
 	}()
 	var blocks []string
 	_ = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-		if err == nil && strings.Contains(p, jsstore.DefaultStreamName) && strings.HasSuffix(p, ".blk") {
+		// The event stream's own blocks, not those of its blob bucket
+		// (OBJ_WEFT_EVENTS_BLOBS).
+		if err == nil && filepath.Base(filepath.Dir(filepath.Dir(p))) == jsstore.DefaultStreamName && strings.HasSuffix(p, ".blk") {
 			blocks = append(blocks, p)
 		}
 		return err

@@ -24,6 +24,19 @@
 // time, ids, data); the global Position of an event is its JetStream stream
 // sequence, and its Version is carried in the body.
 //
+// Data longer than the inline limit (WithInlineBytes, default
+// events.DefaultInlineBytes, at most the server's max payload less 8 KiB)
+// is kept in a JetStream Object Store bucket beside the stream
+// (BlobBucket, "WEFT_EVENTS_BLOBS" by default; the Blobs type), named by
+// its SHA-256, and the event's message carries the reference (see "Large
+// payloads" in the events package): the object store chunks it, so events
+// up to WithMaxDataBytes (default events.DefaultMaxBlobDataBytes) fit
+// whatever the server's max payload. Reads resolve the references and
+// check each blob against its hash. A process whose credentials cannot
+// create the bucket while it does not exist yet opens the store without
+// it: appends of large data then fail with events.ErrPayloadTooLarge and
+// reads of references with events.ErrUnresolvedBlob, each saying why.
+//
 // # Appends
 //
 // Append is conditional: every append carries the JetStream headers

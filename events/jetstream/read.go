@@ -101,7 +101,8 @@ func (s *Store) readErr(ctx context.Context, err error) error {
 // ReadStream implements events.Reader. It blocks for one direct get of the
 // stream's last event (which answers a read of an empty or missing stream
 // by itself, and primes the head Append checks against), then for one
-// batched direct get per 1024 events of the stream.
+// batched direct get per 1024 events of the stream, and for one read of the
+// blob bucket per event whose Data is kept there.
 func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
 	if err := events.ValidateStream(stream); err != nil {
 		return nil, err
@@ -140,17 +141,34 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 	if n == 0 {
 		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
 	}
+	for i := range out {
+		if err := events.ResolveBlob(ctx, s, &out[i]); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
 // ReadAll implements events.Reader. Events appended while it reads may or
-// may not be included. A message that is not a weft event is yielded as
-// an *events.PoisonError with its Stream and Position, and the read goes
-// on.
+// may not be included. Like ReadStream, it resolves the blob references of
+// events kept in the blob bucket. A message that is not a weft event, and
+// an event whose blob is missing or does not match its reference, is
+// yielded as an *events.PoisonError with its Stream and Position, and the
+// read goes on; any other failure to read a blob ends the read.
 func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		stopped := false
+		var rerr error
 		_, err := s.scanOrdered(ctx, s.subjects.AllEvents(), after+1, func(ev events.Event, poison error) bool {
+			if poison == nil {
+				if berr := events.ResolveBlob(ctx, s, &ev); berr != nil {
+					if !errors.Is(berr, events.ErrBlobNotFound) && !errors.Is(berr, events.ErrBlobCorrupt) {
+						rerr = berr
+						return false
+					}
+					poison = events.Poison(ev, berr)
+				}
+			}
 			if poison != nil {
 				poison = &events.Error{Op: "read all", Stream: ev.Stream, Err: poison}
 			}
@@ -160,6 +178,9 @@ func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Even
 			}
 			return true
 		})
+		if rerr != nil {
+			err = rerr
+		}
 		if err != nil && !stopped {
 			yield(events.Event{}, &events.Error{Op: "read all", Err: err})
 		}

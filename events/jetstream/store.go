@@ -15,7 +15,10 @@ import (
 	"github.com/weft-run/weft/events"
 )
 
-var _ events.Store = (*Store)(nil)
+var (
+	_ events.Store     = (*Store)(nil)
+	_ events.BlobStore = (*Store)(nil)
+)
 
 const (
 	// DefaultStreamName is the JetStream stream that holds the log.
@@ -40,6 +43,8 @@ type config struct {
 	replicas   int
 	maxData    int
 	keys       *events.ChainKeys
+	inline     int
+	bucket     string
 	// set records the options the caller gave explicitly: only those
 	// change the configuration of a stream that already exists.
 	set map[string]bool
@@ -98,9 +103,10 @@ func WithReplicas(n int) Option {
 	}
 }
 
-// WithMaxDataBytes lowers the largest event Data the store accepts; the
-// default and the ceiling is the server's max payload less 8 KiB for the
-// envelope.
+// WithMaxDataBytes sets the largest event Data the store accepts (default
+// events.DefaultMaxBlobDataBytes, 64 MiB). Data longer than the inline
+// limit (WithInlineBytes) is kept in the blob bucket, so it is not bound
+// by the server's max payload.
 func WithMaxDataBytes(n int) Option {
 	return func(c *config) error {
 		if n <= 0 {
@@ -120,12 +126,38 @@ func WithChainKeys(ks *events.ChainKeys) Option {
 	}
 }
 
+// WithInlineBytes sets the largest Data kept in the event's own message
+// (default events.DefaultInlineBytes, 256 KiB); longer Data goes to the
+// blob bucket. The ceiling is the server's max payload less 8 KiB for the
+// envelope.
+func WithInlineBytes(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("inline bytes %d: must be positive", n)
+		}
+		c.inline = n
+		return nil
+	}
+}
+
 // chainKey is the key of new events, nil without chain keys.
 func (s *Store) chainKey() *events.ChainKey {
 	if s.keys == nil {
 		return nil
 	}
 	return s.keys.Current()
+}
+
+// WithBlobBucket sets the Object Store bucket of the store's blobs
+// (default BlobBucket of the stream name).
+func WithBlobBucket(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("empty blob bucket name")
+		}
+		c.bucket = name
+		return nil
+	}
 }
 
 // Store is the JetStream event store. Create it with New. It does not own
@@ -139,6 +171,9 @@ type Store struct {
 	maxData  int
 	maxMsg   int
 	keys     *events.ChainKeys // keys the chain when set
+	inline   int
+	blobs    *Blobs // nil when the bucket could not be opened (blobsErr)
+	blobsErr error
 
 	mu    sync.Mutex
 	heads map[string]head
@@ -187,13 +222,27 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("jetstream store: %w", err)
 	}
 	maxMsg := int(nc.MaxPayload())
-	maxData := maxMsg - envelopeReserve
-	if cfg.maxData > 0 && cfg.maxData < maxData {
-		maxData = cfg.maxData
-	}
-	if maxData <= 0 {
+	inline := maxMsg - envelopeReserve
+	if inline <= 0 {
 		return nil, fmt.Errorf("jetstream store: server max payload %d is too small", maxMsg)
 	}
+	inline = min(inline, events.DefaultInlineBytes)
+	if cfg.inline > 0 {
+		inline = min(cfg.inline, maxMsg-envelopeReserve)
+	}
+	maxData := events.DefaultMaxBlobDataBytes
+	if cfg.maxData > 0 {
+		maxData = cfg.maxData
+	}
+	bucket := cfg.bucket
+	if bucket == "" {
+		bucket = BlobBucket(cfg.streamName)
+	}
+	// A process whose credentials may read the log but not create the
+	// bucket (a reader, before any node created it) opens the store
+	// without it: large appends and reads of events by reference then
+	// fail, naming why (see Store.PutBlob and Store.GetBlob).
+	blobs, blobsErr := NewBlobs(ctx, js, bucket, cfg.replicas)
 	closing, cancel := context.WithCancel(context.Background())
 	return &Store{
 		nc:       nc,
@@ -204,6 +253,9 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		maxData:  maxData,
 		maxMsg:   maxMsg,
 		keys:     cfg.keys,
+		inline:   inline,
+		blobs:    blobs,
+		blobsErr: blobsErr,
 		heads:    make(map[string]head),
 		closing:  closing,
 		close:    cancel,
@@ -273,6 +325,10 @@ func sameTransform(a, b *jetstream.SubjectTransformConfig) bool {
 
 // MaxDataBytes returns the largest event Data the store accepts.
 func (s *Store) MaxDataBytes() int { return s.maxData }
+
+// InlineBytes returns the largest Data the store keeps in an event's own
+// message; longer Data goes to the blob bucket.
+func (s *Store) InlineBytes() int { return s.inline }
 
 // StreamName returns the JetStream stream that holds the log.
 func (s *Store) StreamName() string { return s.name }

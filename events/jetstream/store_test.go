@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,9 +65,41 @@ func embeddedFactory(sync bus.SyncPolicy) storetest.Factory {
 	}
 }
 
+// blobLimit is the Data limit of the conformance runs: above the suite's
+// 20 MB events, below the 64 MiB default, to keep them cheap.
+const blobLimit = 24 << 20
+
+// conns maps the stores of the conformance runs to their connections, for
+// tamperBlob.
+var conns sync.Map // *jsstore.Store → *nats.Conn
+
+// tamperBlob replaces the object of blob ref in the store's bucket with
+// data, through the Object Store API (the object store keeps its own
+// digest of what was put, so only the store's own check sees the change).
+func tamperBlob(t testing.TB, s events.Store, ref events.BlobRef, data []byte) {
+	t.Helper()
+	st := s.(*jsstore.Store)
+	nc, _ := conns.Load(st)
+	js, err := jetstream.New(nc.(*nats.Conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := js.ObjectStore(t.Context(), st.Blobs().Bucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.PutBytes(t.Context(), ref.SHA256, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestConformanceEmbedded(t *testing.T) {
-	probe := newStore(t, connect(t, startServer(t, bus.SyncPeriodic, "")))
-	storetest.Run(t, embeddedFactory(bus.SyncPeriodic), storetest.Options{MaxDataBytes: probe.MaxDataBytes()})
+	storetest.Run(t, func(t testing.TB) events.Store {
+		nc := connect(t, startServer(t, bus.SyncPeriodic, ""))
+		s := newStore(t, nc, jsstore.WithMaxDataBytes(blobLimit))
+		conns.Store(s, nc)
+		return s
+	}, storetest.Options{MaxDataBytes: blobLimit, Blobs: true, TamperBlob: tamperBlob})
 }
 
 // TestConformanceEmbeddedKeyed runs the suite on keyed stores.
@@ -103,12 +137,16 @@ func TestConformanceExternal(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := "WEFT_TEST_" + strings.ToUpper(id)
-		s := newStore(t, nc, jsstore.WithStreamName(name), jsstore.WithSubjects(subjects))
+		s := newStore(t, nc, jsstore.WithStreamName(name), jsstore.WithSubjects(subjects), jsstore.WithMaxDataBytes(blobLimit))
 		maxData = s.MaxDataBytes()
+		conns.Store(s, nc)
 		t.Cleanup(func() {
 			js, err := jetstream.New(nc)
 			if err == nil {
 				err = js.DeleteStream(context.Background(), name)
+			}
+			if err == nil {
+				err = js.DeleteObjectStore(context.Background(), s.Blobs().Bucket())
 			}
 			if err != nil {
 				t.Errorf("delete test stream %s: %v", name, err)
@@ -118,7 +156,7 @@ func TestConformanceExternal(t *testing.T) {
 	}
 	probe := factory(t)
 	probe.Close()
-	storetest.Run(t, factory, storetest.Options{MaxDataBytes: maxData})
+	storetest.Run(t, factory, storetest.Options{MaxDataBytes: maxData, Blobs: true, TamperBlob: tamperBlob})
 }
 
 // TestNewKeepsExistingConfig: a store opened without options on an
@@ -212,5 +250,22 @@ func TestNewMigratesEventSubjects(t *testing.T) {
 	}
 	if info, err = st.Info(ctx); err != nil || info.State.Msgs != 4 {
 		t.Fatalf("stream holds %d messages (%v), want the 4 events", info.State.Msgs, err)
+	}
+}
+
+// TestStoreWithoutBlobBucket: a store that cannot open its blob bucket (a
+// reader's credentials; here a bucket name the server refuses) still opens
+// and keeps small events, and refuses large ones with ErrPayloadTooLarge
+// saying why, instead of failing to open for every reader.
+func TestStoreWithoutBlobBucket(t *testing.T) {
+	s := newStore(t, connect(t, startServer(t, bus.SyncPeriodic, "")), jsstore.WithBlobBucket("not a bucket"))
+	small := events.MustNew(events.TypeToolProgress, events.ToolProgress{Tool: "t"})
+	if _, err := s.Append(t.Context(), "s", events.NoStream, small); err != nil {
+		t.Fatalf("Append of a small event: %v", err)
+	}
+	big := events.MustNew(events.TypeToolProgress, events.ToolProgress{Tool: "t", Message: strings.Repeat("m", 2<<20)})
+	_, err := s.Append(t.Context(), "s", events.Any, big)
+	if !errors.Is(err, events.ErrPayloadTooLarge) || !strings.Contains(err.Error(), "blob bucket") {
+		t.Errorf("Append of 2 MB without the bucket: %v, want ErrPayloadTooLarge about the blob bucket", err)
 	}
 }

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"iter"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -79,6 +80,17 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 			}
 			next++
 			ev, poison := s.decode(msg.Subject(), msg.Data(), meta.Sequence.Stream)
+			if poison == nil {
+				// Resolve as ReadAll does: a missing or altered blob is
+				// poison, any other failure ends the subscription.
+				if berr := events.ResolveBlob(subCtx, s, &ev); berr != nil {
+					if !errors.Is(berr, events.ErrBlobNotFound) && !errors.Is(berr, events.ErrBlobCorrupt) {
+						fail(berr)
+						return
+					}
+					poison = events.Poison(ev, berr)
+				}
+			}
 			if poison != nil {
 				poison = &events.Error{Op: "subscribe", Stream: ev.Stream, Err: poison}
 			}

@@ -2,6 +2,12 @@
 // single-process tools. It keeps every event in memory until the store is
 // garbage collected; nothing is durable.
 //
+// Data longer than the inline limit (events.DefaultInlineBytes unless
+// WithInlineBytes says otherwise) is kept in the store's own in-memory blob
+// store (the store is an events.BlobStore), and the event holds a reference
+// to it, as every backend with a blob store does (see "Large payloads" in
+// the events package); reads resolve it.
+//
 // Positions are dense (the n-th event appended to the store has Position
 // n). Live subscribers are woken by a broadcast that never blocks an
 // appender: a slow subscriber only falls behind and catches up by reading
@@ -20,7 +26,10 @@ import (
 	"github.com/weft-run/weft/events"
 )
 
-var _ events.Store = (*Store)(nil)
+var (
+	_ events.Store     = (*Store)(nil)
+	_ events.BlobStore = (*Store)(nil)
+)
 
 // chunk is how many events a reader copies out per lock acquisition.
 const chunk = 256
@@ -30,6 +39,10 @@ const chunk = 256
 type Store struct {
 	maxData int
 	keys    *events.ChainKeys // keys the chain when set
+	inline  int
+
+	bmu   sync.Mutex
+	blobs map[string][]byte // sha256 hex → content
 
 	mu      sync.Mutex
 	all     eventLog            // the global log; all.at(p).Position == p
@@ -46,11 +59,11 @@ type Option func(*Store)
 
 // WithMaxDataBytes sets the largest event Data the store accepts; larger
 // Data is refused with events.ErrPayloadTooLarge. n <= 0 means
-// events.DefaultMaxDataBytes (1 MiB), the default.
+// events.DefaultMaxBlobDataBytes (64 MiB), the default.
 func WithMaxDataBytes(n int) Option {
 	return func(s *Store) {
 		if n <= 0 {
-			n = events.DefaultMaxDataBytes
+			n = events.DefaultMaxBlobDataBytes
 		}
 		s.maxData = n
 	}
@@ -62,10 +75,24 @@ func WithChainKeys(ks *events.ChainKeys) Option {
 	return func(s *Store) { s.keys = ks }
 }
 
+// WithInlineBytes sets the largest Data kept in the event itself; longer
+// Data goes to the store's blob store. n <= 0 means
+// events.DefaultInlineBytes (256 KiB), the default.
+func WithInlineBytes(n int) Option {
+	return func(s *Store) {
+		if n <= 0 {
+			n = events.DefaultInlineBytes
+		}
+		s.inline = n
+	}
+}
+
 // New returns an empty store.
 func New(opts ...Option) *Store {
 	s := &Store{
-		maxData: events.DefaultMaxDataBytes,
+		maxData: events.DefaultMaxBlobDataBytes,
+		inline:  events.DefaultInlineBytes,
+		blobs:   make(map[string][]byte),
 		streams: make(map[string][]uint64),
 		hashes:  make(map[string]string),
 		ids:     make(map[uuid.UUID]uint64),
@@ -91,6 +118,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if err != nil {
 		return events.AppendResult{}, err
 	}
+	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,7 +140,13 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	for i := range batch {
 		ev := &batch[i]
 		ev.Position = s.all.len() + 1
-		s.all.add(*ev)
+		stored := *ev
+		if ev.Blob != nil {
+			// Kept as a backend keeps it: the reference in place of
+			// the content, resolved by the reads.
+			stored.Data, stored.Blob = ev.Blob.EventData(), nil
+		}
+		s.all.add(stored)
 		positions = append(positions, ev.Position)
 		s.ids[ev.ID] = ev.Position
 	}
@@ -120,6 +157,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		FirstVersion: batch[0].Version,
 		LastVersion:  batch[len(batch)-1].Version,
 		LastPosition: batch[len(batch)-1].Position,
+		Blobs:        refs,
 	}, nil
 }
 
@@ -161,6 +199,18 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64) ([]e
 	if err := events.ValidateStream(stream); err != nil {
 		return nil, err
 	}
+	out, err := s.copyStream(stream, from)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolve(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// copyStream copies the events of stream with Version >= from.
+func (s *Store) copyStream(stream string, from uint64) ([]events.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -240,12 +290,24 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 	}
 }
 
-// readChunk copies up to chunk events with Position > after. With none to
-// return it also returns the channel the next append will close.
+// readChunk copies up to chunk events with Position > after, their blob
+// references resolved. With none to return it also returns the channel the
+// next append will close.
 func (s *Store) readChunk(ctx context.Context, op string, after uint64) ([]events.Event, <-chan struct{}, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	out, changed, err := s.copyChunk(op, after)
+	if err != nil || len(out) == 0 {
+		return nil, changed, err
+	}
+	if err := s.resolve(ctx, out); err != nil {
+		return nil, nil, &events.Error{Op: op, Err: err}
+	}
+	return out, nil, nil
+}
+
+func (s *Store) copyChunk(op string, after uint64) ([]events.Event, <-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -261,6 +323,56 @@ func (s *Store) readChunk(ctx context.Context, op string, after uint64) ([]event
 	}
 	return out, nil, nil
 }
+
+// resolve replaces the blob references of evs by their content. It is
+// called without s.mu held.
+func (s *Store) resolve(ctx context.Context, evs []events.Event) error {
+	for i := range evs {
+		if err := events.ResolveBlob(ctx, s, &evs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PutBlob implements events.BlobStore.
+func (s *Store) PutBlob(ctx context.Context, data []byte) (events.BlobRef, error) {
+	if err := ctx.Err(); err != nil {
+		return events.BlobRef{}, err
+	}
+	ref := events.RefOf(data)
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if _, ok := s.blobs[ref.SHA256]; !ok {
+		s.blobs[ref.SHA256] = bytes.Clone(data)
+	}
+	return ref, nil
+}
+
+// GetBlob implements events.BlobStore. The caller may keep and change the
+// returned bytes.
+func (s *Store) GetBlob(ctx context.Context, ref events.BlobRef) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	s.bmu.Lock()
+	data, ok := s.blobs[ref.SHA256]
+	s.bmu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", events.ErrBlobNotFound, ref)
+	}
+	if err := ref.Check(data); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(data), nil
+}
+
+// MaxDataBytes returns the largest event Data the store accepts (the
+// runtime keeps tool results and model messages under it).
+func (s *Store) MaxDataBytes() int { return s.maxData }
 
 // Close implements events.Store. It ends live subscriptions with
 // ErrClosed; every later call fails with ErrClosed. It is idempotent.

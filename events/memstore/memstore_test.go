@@ -22,8 +22,15 @@ func newStore(opts ...memstore.Option) storetest.Factory {
 	}
 }
 
+// blobLimit is the Data limit of the conformance run with blobs: above
+// the suite's 20 MB events, below the 64 MiB default, to keep it cheap.
+const blobLimit = 24 << 20
+
 func TestConformance(t *testing.T) {
-	storetest.Run(t, newStore(), storetest.Options{})
+	storetest.Run(t, newStore(memstore.WithMaxDataBytes(blobLimit)), storetest.Options{MaxDataBytes: blobLimit, Blobs: true,
+		TamperBlob: func(t testing.TB, s events.Store, ref events.BlobRef, data []byte) {
+			memstore.TamperBlob(s.(*memstore.Store), ref, data)
+		}})
 }
 
 // TestConformanceKeyed runs the suite on stores with chain keys.
@@ -32,7 +39,11 @@ func TestConformanceKeyed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Run(t, newStore(memstore.WithChainKeys(keys)), storetest.Options{ChainKeys: keys})
+	storetest.Run(t, newStore(memstore.WithChainKeys(keys), memstore.WithMaxDataBytes(blobLimit)),
+		storetest.Options{ChainKeys: keys, MaxDataBytes: blobLimit, Blobs: true,
+			TamperBlob: func(t testing.TB, s events.Store, ref events.BlobRef, data []byte) {
+				memstore.TamperBlob(s.(*memstore.Store), ref, data)
+			}})
 }
 
 func TestConformanceSmallLimit(t *testing.T) {

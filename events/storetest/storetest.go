@@ -28,7 +28,9 @@
 // invalid event; close; hash chain (PrevHash of version 1 is "", each next is events.Hash of
 // the previous, across batches, expected-version kinds and idempotent
 // re-appends); hash chain of racing appenders (Any appends from several
-// goroutines).
+// goroutines); with Options.Blobs, large data by reference (2 MB and 20 MB
+// events resolved by every read, chained as stored), the blob store, a
+// forged reference refused, a tampered blob refused.
 //
 // Beyond what the events.Store documentation states, the suite requires:
 //
@@ -80,6 +82,16 @@ type Options struct {
 	// given: the suite then also checks that every appended event is
 	// keyed with the current key and that the log verifies with them.
 	ChainKeys *events.ChainKeys
+	// Blobs says the backend keeps large Data in a blob store (it
+	// implements events.BlobStore): the blob subtests append 2 MB and
+	// 20 MB events (MaxDataBytes must allow them) and check that reads
+	// resolve them. Without it, the suite checks only that Data over
+	// MaxDataBytes is refused.
+	Blobs bool
+	// TamperBlob, for a backend with Blobs, replaces the stored bytes of
+	// the blob ref with data, behind the store's back (as damage or an
+	// attacker would), so the suite can check reads refuse it.
+	TamperBlob func(t testing.TB, s events.Store, ref events.BlobRef, data []byte)
 }
 
 // Timeout bounds every wait of one subtest: a subscription that has not
@@ -123,6 +135,17 @@ func Run(t *testing.T, newStore Factory, opts Options) {
 			name string
 			run  func(*fixture)
 		}{"keyed chain", testKeyedChain})
+	}
+	if opts.Blobs {
+		tests = append(tests, []struct {
+			name string
+			run  func(*fixture)
+		}{
+			{"large data by reference", testLargeData},
+			{"blob store", testBlobStore},
+			{"forged blob reference", testForgedReference},
+			{"tampered blob", testTamperedBlob},
+		}...)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,13 @@
 //                                  correctable condition)
 //   js_slow      {ms}           -> "slept <ms>" after ms milliseconds,
 //                                  unless the call is cancelled first
+//   js_big       {bytes}        -> a string of that many bytes (to test
+//                                  results too large for a NATS message)
+//
+// It has no blob store (docs/worker-protocol.md, "Payloads too large for a
+// message"): a result too large for a message is reported as an execution
+// error saying so, and a call whose arguments come by reference is refused
+// the same way, so the node always hears a return.
 //
 // Usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY [QUEUE_REPLICAS]]]]
 //
@@ -196,6 +203,27 @@ const tools = {
       throw new ToolError("feedback", `unknown topic ${JSON.stringify(args.topic)}: ask about "weft"`);
     },
   },
+  js_big: {
+    definition: {
+      name: "js_big",
+      description: "Answer with a string of the given number of bytes.",
+      parameters: {
+        type: "object",
+        properties: { bytes: { type: "integer", minimum: 0 } },
+        required: ["bytes"],
+      },
+      max_retries: 0,
+      visibility: "visible",
+    },
+    validate(args) {
+      if (!Number.isInteger(args.bytes) || args.bytes < 0) {
+        throw new ToolError("invalid_arguments", "bytes must be a non-negative integer", { field: "bytes" });
+      }
+    },
+    async run(args) {
+      return "x".repeat(args.bytes);
+    },
+  },
   js_slow: {
     definition: {
       name: "js_slow",
@@ -292,8 +320,34 @@ const CANCEL_MEMORY_MS = 30_000;
 let inflight = 0;
 let allDone = null; // resolves when inflight drops to 0 while stopping
 
+// RESERVE is what a message's subject and headers may take beside its
+// body.
+const RESERVE = 4096;
+
+// publish sends report on reply within the server's max payload: a
+// returned report too large for a message becomes an execution error
+// saying so (this worker has no blob store to send it by reference), and
+// any other report too large is dropped, so a call never goes without a
+// return because its result did not fit.
 function publish(reply, report) {
-  nc.publish(reply, enc.encode(JSON.stringify(report)));
+  let body = enc.encode(JSON.stringify(report));
+  const limit = nc.info?.max_payload ?? 1024 * 1024;
+  if (body.length + RESERVE > limit) {
+    if (report.type !== "returned" || !report.return) {
+      console.error(`weft js worker: ${report.type} report of ${body.length} bytes exceeds the bus limit; dropped`);
+      return;
+    }
+    const r = report.return;
+    const size = enc.encode(JSON.stringify(r)).length;
+    const message = `tool ${JSON.stringify(r.tool_name)}: result of ${size} bytes exceeds the bus limit of ${limit} bytes, and no blob store is available to send it by reference`;
+    const ret = toolReturn(r.call_id, r.tool_name, "execution", message, r.attempts, { message });
+    body = enc.encode(JSON.stringify({ ...report, return: ret }));
+  }
+  try {
+    nc.publish(reply, body);
+  } catch (e) {
+    console.error(`weft js worker: publish a ${report.type} report: ${e?.message ?? e}`);
+  }
 }
 
 // heartbeatMs is the heartbeat interval a call's headers ask for.
@@ -354,7 +408,13 @@ async function runCall(req, reply, headers) {
     } else {
       let args = req.arguments ?? {};
       if (req.approval && req.approval.arguments !== undefined) args = req.approval.arguments;
-      try {
+      if (req.arguments_blob) {
+        // Arguments by reference, in a blob store this worker cannot
+        // read: never run the tool with other arguments.
+        const message = `tool ${JSON.stringify(name)}: the call's arguments (sha256:${req.arguments_blob.sha256}, ${req.arguments_blob.size} bytes) are in the blob store, which this worker cannot read`;
+        ret = toolReturn(callId, name, "execution", message, 0, { message });
+      }
+      if (!ret) try {
         if (typeof args !== "object" || args === null || Array.isArray(args)) {
           throw new ToolError("invalid_arguments", "the arguments must be a JSON object");
         }
