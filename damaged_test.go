@@ -74,7 +74,7 @@ func TestRecoverGoesOnPastADamagedSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		subject, _ := bus.Default.Event(events.SessionStream("bad"), string(events.TypeModelRequest))
+		subject, _ := bus.Default.LogIngest(events.SessionStream("bad"), string(events.TypeModelRequest))
 		if _, err := js.Publish(ctx, subject, []byte("not json")); err != nil {
 			t.Fatal(err)
 		}

@@ -235,6 +235,8 @@ func TestDeletingTheLogOrLeasesIsRefused(t *testing.T) {
 		{"delete the leases", "$JS.API.STREAM.DELETE.KV_weft_leases", ""},
 		{"purge the leases", "$JS.API.STREAM.PURGE.KV_weft_leases", "{}"},
 		{"write a lease", "$KV.weft_leases.forged", "n2"},
+		{"delete the blob bucket", "$JS.API.STREAM.DELETE.OBJ_WEFT_EVENTS_BLOBS", ""},
+		{"purge the blob bucket", "$JS.API.STREAM.PURGE.OBJ_WEFT_EVENTS_BLOBS", "{}"},
 	}
 	for _, r := range lesser() {
 		for _, a := range attacks {

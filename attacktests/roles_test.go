@@ -27,6 +27,7 @@ func TestLayoutNamesTheRuntimesStreams(t *testing.T) {
 	l := bus.DefaultLayout()
 	for _, c := range []struct{ name, got, want string }{
 		{"event stream", l.EventStream, jetstream.DefaultStreamName},
+		{"blob bucket", l.BlobBucket, jetstream.BlobBucket(jetstream.DefaultStreamName)},
 		{"lease bucket", l.LeaseBucket, actors.DefaultLeaseBucket},
 		{"worker queue stream", l.WorkerQueueStream, actors.WorkerQueueStream(bus.Default)},
 	} {
@@ -79,6 +80,40 @@ func TestReaderReadsTheLogAndLiveEvents(t *testing.T) {
 	}
 	awaitEvent(t, live, events.TypeRunCompleted)
 	c.allowed(t)
+}
+
+// Large event data lives in the log's blob bucket: every role that reads
+// the log resolves it (a reader reads a 2 MB event a node appended).
+func TestReaderResolvesLargeEvents(t *testing.T) {
+	b := newBench(t)
+	node, err := jetstream.New(t.Context(), b.conn(t, bus.RoleNode).nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	big := events.MustNew(events.TypeToolProgress, events.ToolProgress{Tool: "t", Message: strings.Repeat("m", 2<<20)})
+	res, err := node.Append(t.Context(), "session-big", events.NoStream, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Blobs) != 1 || res.Blobs[0] == nil {
+		t.Fatalf("AppendResult.Blobs = %v, want the event by reference", res.Blobs)
+	}
+	for _, r := range []bus.Role{bus.RoleReader, bus.RoleApprover, bus.RoleOperator} {
+		t.Run(string(r), func(t *testing.T) {
+			c := b.conn(t, r)
+			store, err := jetstream.New(t.Context(), c.nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			evs, err := store.ReadStream(t.Context(), "session-big", 0)
+			if err != nil || len(evs) != 1 || len(evs[0].Data) != len(big.Data) {
+				t.Fatalf("ReadStream = %d events, %v; want the 2 MB event resolved", len(evs), err)
+			}
+			c.allowed(t)
+		})
+	}
 }
 
 // An approver approves over the bus as weft approve does: the deploy runs.

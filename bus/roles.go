@@ -82,19 +82,23 @@ func (r Role) InboxPrefix() string {
 }
 
 // The default JetStream names the permissions protect (they equal
-// jetstream.DefaultStreamName, actors.DefaultLeaseBucket and
-// actors.WorkerQueueStream(Default); a test checks it).
+// jetstream.DefaultStreamName, jetstream.BlobBucket(DefaultEventStream),
+// actors.DefaultLeaseBucket and actors.WorkerQueueStream(Default); a test
+// checks it).
 const (
 	DefaultEventStream = "WEFT_EVENTS"
+	DefaultBlobBucket  = DefaultEventStream + "_BLOBS"
 	DefaultLeaseBucket = "weft_leases"
 )
 
 // Layout names what the role permissions are written for: the subject
-// scheme, the event log's JetStream stream, the lease bucket and the stream
-// of the worker pools. DefaultLayout is weft's default deployment.
+// scheme, the event log's JetStream stream, its blob bucket (the Object
+// Store of large event data), the lease bucket and the stream of the
+// worker pools. DefaultLayout is weft's default deployment.
 type Layout struct {
 	Subjects          Subjects
 	EventStream       string
+	BlobBucket        string
 	LeaseBucket       string
 	WorkerQueueStream string
 }
@@ -102,7 +106,7 @@ type Layout struct {
 // DefaultLayout returns the layout of a default deployment: root "weft",
 // stream WEFT_EVENTS, bucket weft_leases, pool stream WEFT_WORKER_QUEUE.
 func DefaultLayout() Layout {
-	return Layout{Subjects: Default, EventStream: DefaultEventStream, LeaseBucket: DefaultLeaseBucket, WorkerQueueStream: "WEFT_WORKER_QUEUE"}
+	return Layout{Subjects: Default, EventStream: DefaultEventStream, BlobBucket: DefaultBlobBucket, LeaseBucket: DefaultLeaseBucket, WorkerQueueStream: "WEFT_WORKER_QUEUE"}
 }
 
 // Permissions are the subjects a role may publish and subscribe to, as NATS
@@ -123,7 +127,7 @@ const jsAPI = "$JS.API."
 // role that is not one of the constants (use ParseRole on input).
 func (l Layout) Permissions(r Role) Permissions {
 	root := l.Subjects.Root()
-	ev, kv, q := l.EventStream, "KV_"+l.LeaseBucket, l.WorkerQueueStream
+	ev, kv, q, obj := l.EventStream, "KV_"+l.LeaseBucket, l.WorkerQueueStream, "OBJ_"+l.BlobBucket
 	// Nobody but node writes the log or the leases or calls the API that
 	// deletes, purges or reconfigures them; the deny entries hold even if
 	// an allow entry is ever widened.
@@ -133,7 +137,7 @@ func (l Layout) Permissions(r Role) Permissions {
 		root + ".node.>",
 		"$KV." + l.LeaseBucket + ".>",
 	}
-	for _, s := range []string{ev, kv} {
+	for _, s := range []string{ev, kv, obj} {
 		deny = append(deny,
 			jsAPI+"STREAM.CREATE."+s, jsAPI+"STREAM.UPDATE."+s, jsAPI+"STREAM.DELETE."+s,
 			jsAPI+"STREAM.PURGE."+s, jsAPI+"STREAM.MSG.DELETE."+s,
@@ -154,6 +158,22 @@ func (l Layout) Permissions(r Role) Permissions {
 		jsAPI + "CONSUMER.MSG.NEXT." + ev + ".*",
 		jsAPI + "CONSUMER.DELETE." + ev + ".*",
 	}
+	// Reading the blob bucket (the large data of the log's events, as
+	// the Object Store reads an object: stream info, the object's meta by
+	// direct get, its chunks through an ordered push consumer with flow
+	// control, deleted after).
+	readBlobs := []string{
+		jsAPI + "STREAM.INFO." + obj,
+		jsAPI + "STREAM.MSG.GET." + obj,
+		jsAPI + "DIRECT.GET." + obj,
+		jsAPI + "DIRECT.GET." + obj + ".>",
+		jsAPI + "CONSUMER.CREATE." + obj,
+		jsAPI + "CONSUMER.CREATE." + obj + ".>",
+		jsAPI + "CONSUMER.INFO." + obj + ".*",
+		jsAPI + "CONSUMER.DELETE." + obj + ".*",
+		"$JS.FC." + obj + ".>",
+	}
+	readLog = append(readLog, readBlobs...)
 	inbox := r.InboxPrefix() + ".>"
 	switch r {
 	case RoleNode:
@@ -173,7 +193,7 @@ func (l Layout) Permissions(r Role) Permissions {
 		}
 	case RoleWorker:
 		return Permissions{
-			PublishAllow: []string{
+			PublishAllow: append([]string{
 				// Reports, returns and descriptions go to the nodes'
 				// reply subjects.
 				RoleNode.InboxPrefix() + ".>",
@@ -186,7 +206,13 @@ func (l Layout) Permissions(r Role) Permissions {
 				jsAPI + "CONSUMER.INFO." + q + ".*",
 				jsAPI + "CONSUMER.MSG.NEXT." + q + ".*",
 				"$JS.ACK." + q + ".>",
-			},
+				// Large arguments and results by reference: the blob
+				// bucket's reads, and its chunk and meta subjects (no
+				// purge or delete: a worker cannot remove a blob, and
+				// content it rewrites fails its SHA-256 check).
+				"$O." + l.BlobBucket + ".C.>",
+				"$O." + l.BlobBucket + ".M.>",
+			}, readBlobs...),
 			PublishDeny: append(deny, root+".cmd.>", root+".worker.>"),
 			SubscribeAllow: []string{
 				root + ".worker.call.> " + workerQueueGroup,

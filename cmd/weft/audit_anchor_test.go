@@ -21,7 +21,7 @@ func nodeLog(t *testing.T) (n *node, dir string, log []events.Event, s1, s2 stri
 	n, dir = testNode(t)
 	a, _ := demoWaiting(t, n)
 	b, _ := demoWaiting(t, n)
-	nc, err := bus.Connect(t.Context(), []string{n.url})
+	nc, err := bus.Connect(t.Context(), []string{n.url}, bus.WithRoleCredentials(n.credsDir, bus.RoleReader))
 	if err != nil {
 		t.Fatal(err)
 	}

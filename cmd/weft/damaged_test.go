@@ -20,7 +20,8 @@ func corruptBlock(t *testing.T, dir string) {
 	t.Helper()
 	var blocks []string
 	_ = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-		if err == nil && strings.Contains(p, jetstream.DefaultStreamName) && strings.HasSuffix(p, ".blk") {
+		// The event stream's own blocks, not its blob bucket's.
+		if err == nil && filepath.Base(filepath.Dir(filepath.Dir(p))) == jetstream.DefaultStreamName && strings.HasSuffix(p, ".blk") {
 			blocks = append(blocks, p)
 		}
 		return err

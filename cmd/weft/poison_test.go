@@ -53,7 +53,7 @@ func poisonDataDir(t *testing.T, dir, session string) []uint64 {
 		{events.SessionStream("ghost"), events.TypeRunStarted, []byte("not json")},
 		{stuck.Stream, stuck.Type, stuckBody},
 	} {
-		subject, err := bus.Default.Event(m.stream, string(m.typ))
+		subject, err := bus.Default.LogIngest(m.stream, string(m.typ))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,10 +29,18 @@ type Blobs struct {
 	obs    jetstream.ObjectStore
 }
 
+// blobOpenTimeout bounds NewBlobs: opening or creating the bucket.
+const blobOpenTimeout = 5 * time.Second
+
 // NewBlobs returns the blob store on bucket, creating the bucket (file
 // storage, replicas copies) when it does not exist. The store creates its
 // own (see New); a standalone blob store (a worker's) uses OpenBlobs.
 func NewBlobs(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (*Blobs, error) {
+	// A connection whose role may not read or create the bucket gets no
+	// answer (NATS reports the permissions violation to the connection,
+	// not to the request): bound the wait.
+	ctx, cancel := context.WithTimeout(ctx, blobOpenTimeout)
+	defer cancel()
 	obs, err := js.ObjectStore(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
