@@ -428,8 +428,10 @@ func testReturnsAndErrors(t *testing.T, pool string) {
 	want := map[string]summary{
 		"add":      {Kind: toolsets.KindSuccess, Success: true, Content: `42`, Attempts: 1},
 		"feedback": {Kind: toolsets.KindFeedback, Content: `"unknown topic \"cheese\": ask about \"weft\""`, Attempts: 1},
-		"bad":      {Kind: toolsets.KindInvalidArguments, IsError: true, Content: `"a must be a number"`},
-		"slow":     {Kind: toolsets.KindSuccess, Success: true, Content: `"slept 20"`, Attempts: 1},
+		// Arguments the tool's schema refuses are refused on the node,
+		// before the call reaches the worker (the node's message).
+		"bad":  {Kind: toolsets.KindInvalidArguments, IsError: true, Content: `"argument \"a\" must be a number, got a string. Pass a number for \"a\"."`},
+		"slow": {Kind: toolsets.KindSuccess, Success: true, Content: `"slept 20"`, Attempts: 1},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("returns (-want +got):\n%s", d)
