@@ -258,16 +258,8 @@ func TestAuditRotateKey(t *testing.T) {
 	out = mustCLI(t, "audit", "verify", "--data", dir, "--checkpoint", cpFile)
 	wantContains(t, "audit verify after a rotation", out, "intact", "in 2 streams", "1 streams at their heads")
 	ids := map[string]int{}
-	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(dir, "nats")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, stop := openStoreDir(t, filepath.Join(dir, "nats"))
+	defer stop()
 	store, err := jetstream.New(t.Context(), nc)
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +279,7 @@ func TestAuditRotateKey(t *testing.T) {
 	if err := events.WriteChainKeys(oldFile, old); err != nil {
 		t.Fatal(err)
 	}
-	srv.Shutdown()
+	stop()
 	_, _, err = cli(t, "audit", "verify", "--data", dir, "--keys", oldFile)
 	var ce *events.ChainError
 	if !errors.As(err, &ce) || ce.Fault != events.FaultUnknownKey || ce.Got != keys.Current().ID() {

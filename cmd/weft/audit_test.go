@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/bus"
@@ -119,21 +120,30 @@ func TestAuditVerifyTampered(t *testing.T) {
 	}
 }
 
-// writeRawLog starts an embedded server on storeDir, creates weft's
-// JetStream stream and publishes evs as event messages as they are, in
-// order, then stops the server.
-func writeRawLog(t *testing.T, storeDir string, evs []events.Event) {
+// openStoreDir starts an embedded server (no port, no credentials) on the
+// JetStream store directory storeDir and connects to it in-process, as a
+// test that reads or writes a stopped node's store behind its back does;
+// stop closes both, releasing the directory.
+func openStoreDir(t *testing.T, storeDir string) (nc *nats.Conn, stop func()) {
 	t.Helper()
 	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: storeDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Shutdown()
-	nc, err := srv.Connect()
-	if err != nil {
+	if nc, err = srv.Connect(); err != nil {
+		srv.Shutdown()
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	return nc, func() { nc.Close(); srv.Shutdown() }
+}
+
+// writeRawLog starts an embedded server on storeDir, creates weft's
+// JetStream stream and publishes evs as event messages as they are, in
+// order, then stops the server.
+func writeRawLog(t *testing.T, storeDir string, evs []events.Event) {
+	t.Helper()
+	nc, stop := openStoreDir(t, storeDir)
+	defer stop()
 	store, err := jetstream.New(t.Context(), nc) // creates the stream
 	if err != nil {
 		t.Fatal(err)

@@ -23,16 +23,8 @@ import (
 // not decode ("stuck"). It returns the positions of the three.
 func poisonDataDir(t *testing.T, dir, session string) []uint64 {
 	t.Helper()
-	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: filepath.Join(dir, "nats")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, stop := openStoreDir(t, filepath.Join(dir, "nats"))
+	defer stop()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
