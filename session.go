@@ -352,6 +352,9 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 func (s *Session) cancelAfter(ctx context.Context, runID string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
+	if l := s.agent.rt.cfg.Logger; l != nil {
+		l.Info("cancelling the run: its caller's context ended", "session", s.id, "run", runID)
+	}
 	_, _ = s.agent.rt.host.Command(cctx, s.id, actors.VerbCancel, actors.CancelCommand{RunID: runID, Reason: "the caller's context ended"})
 }
 

@@ -89,9 +89,7 @@ func (a *sessionActor) releaseHeld(c actor.Context) {
 // nothing recorded; the caller retries.
 func (a *sessionActor) refuseHeld() {
 	for _, cmd := range a.held {
-		if cmd.msg != nil {
-			respond(cmd.msg, CommandReply{Error: commandError(cmd.verb, a.id, ErrUnavailable, "the session stopped while its tools were prepared; retry")})
-		}
+		cmd.answer(CommandReply{Error: commandError(cmd.verb, a.id, ErrUnavailable, "the session stopped while its tools were prepared; retry")})
 	}
 	a.held = nil
 }

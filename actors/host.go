@@ -187,6 +187,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if h.js, err = jetstream.New(cfg.Conn); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
+	h.system.EventStream.Subscribe(h.onDeadLetter)
 	h.tools = h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &toolActor{h: h} }, h.props...))
 	// The host serves every session and every tool it is asked about, so
 	// it subscribes to the wildcard forms bus builds.
@@ -337,38 +338,6 @@ func (h *Host) Agent(name string) (*AgentSpec, bool) {
 	defer h.mu.Unlock()
 	a, ok := h.agents[name]
 	return a, ok
-}
-
-// Command sends a command to a session actor over NATS (request/reply on
-// weft.cmd.session.<id>.<verb>) and returns its reply. A refused command
-// returns its *CommandError.
-func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (CommandReply, error) {
-	h.mu.Lock()
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
-		return CommandReply{}, ErrHostClosed
-	}
-	subject, err := h.subj.Command(sessionID, verb)
-	if err != nil {
-		return CommandReply{}, fmt.Errorf("%w: %v", ErrBadCommand, err)
-	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		return CommandReply{}, fmt.Errorf("%w: encode %s: %v", ErrBadCommand, verb, err)
-	}
-	msg, err := h.cfg.Conn.RequestWithContext(ctx, subject, data)
-	if err != nil {
-		return CommandReply{}, fmt.Errorf("%s session %q: %w", verb, sessionID, err)
-	}
-	var reply CommandReply
-	if err := json.Unmarshal(msg.Data, &reply); err != nil {
-		return CommandReply{}, fmt.Errorf("%s session %q: decode reply: %w", verb, sessionID, err)
-	}
-	if reply.Error != nil {
-		return reply, reply.Error
-	}
-	return reply, nil
 }
 
 // onCommand routes a command message to its session actor, spawning (and

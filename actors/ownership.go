@@ -172,12 +172,9 @@ func (h *Host) onNodeCommand(m *nats.Msg) {
 
 // deliver sends a command to session id's actor, spawning it if needed.
 func (h *Host) deliver(m *nats.Msg, id, verb string) {
-	pid, err := h.session(id)
-	if err != nil {
+	if err := h.sendCommand(id, &command{verb: verb, data: m.Data, reply: func(r CommandReply) { respond(m, r) }}); err != nil {
 		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "%v", err)})
-		return
 	}
-	h.system.Root.Send(pid, &command{verb: verb, data: m.Data, msg: m})
 }
 
 // standDown stops the actor of session id (pid, or whichever it is when

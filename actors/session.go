@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/llm"
@@ -18,16 +17,6 @@ import (
 
 // storeTimeout bounds one append or read of the session actor.
 const storeTimeout = 30 * time.Second
-
-// command is a command message routed from NATS to a session actor.
-type command struct {
-	verb string
-	data []byte
-	msg  *nats.Msg
-	// held: a resume that waited once for its run's tools to be prepared
-	// (see holdResume); it is not held again.
-	held bool
-}
 
 // advance asks the session actor to carry its active run on (recovery).
 type advance struct{}
@@ -908,11 +897,7 @@ func (a *sessionActor) flush(c actor.Context) {
 }
 
 func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
-	reply := func(r CommandReply) {
-		if cmd.msg != nil {
-			respond(cmd.msg, r)
-		}
-	}
+	reply := cmd.answer
 	refuse := func(sentinel error, format string, args ...any) {
 		reply(CommandReply{Error: commandError(cmd.verb, a.id, sentinel, format, args...)})
 	}
@@ -935,16 +920,16 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 	var err error
 	switch cmd.verb {
 	case VerbStart:
-		var b StartCommand
-		if err := json.Unmarshal(cmd.data, &b); err != nil || b.RunID == "" {
+		b, derr := commandBody[StartCommand](cmd)
+		if derr != nil || b.RunID == "" {
 			refuse(ErrBadCommand, "start needs a run_id, an agent and a prompt")
 			return
 		}
 		runID, err = a.start(b)
 	case VerbResume:
-		var b ResumeCommand
-		if err := json.Unmarshal(cmd.data, &b); err != nil {
-			refuse(ErrBadCommand, "decode resume: %v", err)
+		b, derr := commandBody[ResumeCommand](cmd)
+		if derr != nil {
+			refuse(ErrBadCommand, "decode resume: %v", derr)
 			return
 		}
 		if a.holdResume(c, cmd, b) {
@@ -952,9 +937,9 @@ func (a *sessionActor) onCommand(c actor.Context, cmd *command) {
 		}
 		runID, err = a.resume(b)
 	case VerbCancel:
-		var b CancelCommand
-		if err := json.Unmarshal(cmd.data, &b); err != nil {
-			refuse(ErrBadCommand, "decode cancel: %v", err)
+		b, derr := commandBody[CancelCommand](cmd)
+		if derr != nil {
+			refuse(ErrBadCommand, "decode cancel: %v", derr)
 			return
 		}
 		runID, err = a.cancel(b)

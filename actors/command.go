@@ -1,0 +1,156 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// command is a command for a session actor: from this process, its typed
+// body (a StartCommand, ResumeCommand or CancelCommand value); from NATS,
+// its JSON data. reply answers the caller (nil: nobody waits).
+type command struct {
+	session string
+	verb    string
+	body    any
+	data    []byte
+	reply   func(CommandReply)
+	// held: a resume that waited once for its run's tools to be prepared
+	// (see holdResume); it is not held again.
+	held bool
+}
+
+// answer replies to the command's caller, if one waits.
+func (c *command) answer(r CommandReply) {
+	if c.reply != nil {
+		c.reply(r)
+	}
+}
+
+// commandBody returns the command's body as a T: its typed body (a T or
+// a *T) when it came from this process, its JSON data decoded otherwise.
+func commandBody[T any](c *command) (T, error) {
+	var b T
+	switch v := c.body.(type) {
+	case T:
+		return v, nil
+	case *T:
+		if v != nil {
+			return *v, nil
+		}
+	case nil:
+		err := json.Unmarshal(c.data, &b)
+		return b, err
+	}
+	return b, fmt.Errorf("a %s command cannot carry a %T", c.verb, c.body)
+}
+
+// Command sends a command to a session actor and returns its reply. A
+// session this node drives (every session without HostConfig.Leases; one
+// whose lease this node holds or takes, with them) gets it as a Go value,
+// straight into its actor's mailbox; any other goes over NATS
+// (request/reply on weft.cmd.session.<id>.<verb>), to the node that
+// drives it. Both answer the same; a refused command returns its
+// *CommandError.
+func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (CommandReply, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return CommandReply{}, ErrHostClosed
+	}
+	subject, err := h.subj.Command(sessionID, verb)
+	if err != nil {
+		return CommandReply{}, fmt.Errorf("%w: %v", ErrBadCommand, err)
+	}
+	if local, err := h.drivesLocally(ctx, sessionID); err != nil {
+		return CommandReply{}, commandError(verb, sessionID, leaseSentinel(err), "%v", err)
+	} else if local {
+		return h.commandLocal(ctx, sessionID, verb, body)
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return CommandReply{}, fmt.Errorf("%w: encode %s: %v", ErrBadCommand, verb, err)
+	}
+	msg, err := h.cfg.Conn.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		return CommandReply{}, fmt.Errorf("%s session %q: %w", verb, sessionID, err)
+	}
+	var reply CommandReply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return CommandReply{}, fmt.Errorf("%s session %q: decode reply: %w", verb, sessionID, err)
+	}
+	if reply.Error != nil {
+		return reply, reply.Error
+	}
+	return reply, nil
+}
+
+// drivesLocally reports whether this node drives session id: always
+// without leases (one node), and when it holds or has just taken the
+// session's lease with them.
+func (h *Host) drivesLocally(ctx context.Context, id string) (bool, error) {
+	if h.cfg.Leases == nil {
+		return true, nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, leaseTimeout)
+	defer cancel()
+	owner, err := h.cfg.Leases.Acquire(lctx, id)
+	if err != nil {
+		return false, err
+	}
+	return owner == h.cfg.Leases.Node(), nil
+}
+
+// commandLocal hands a command to the actor of session id in this
+// process and waits for its answer, ctx's end or the host's close.
+func (h *Host) commandLocal(ctx context.Context, id, verb string, body any) (CommandReply, error) {
+	ch := make(chan CommandReply, 1)
+	cmd := &command{verb: verb, body: body, reply: func(r CommandReply) {
+		select {
+		case ch <- r:
+		default: // answered already
+		}
+	}}
+	if err := h.sendCommand(id, cmd); err != nil {
+		return CommandReply{}, commandError(verb, id, ErrInternal, "%v", err)
+	}
+	select {
+	case reply := <-ch:
+		if reply.Error != nil {
+			return reply, reply.Error
+		}
+		return reply, nil
+	case <-ctx.Done():
+		return CommandReply{}, fmt.Errorf("%s session %q: %w", verb, id, ctx.Err())
+	case <-h.done:
+		return CommandReply{}, ErrHostClosed
+	}
+}
+
+// sendCommand puts cmd into the mailbox of session id's actor, spawning
+// (and so rebuilding) the actor when the session has none in this process.
+func (h *Host) sendCommand(id string, cmd *command) error {
+	cmd.session = id
+	pid, err := h.session(id)
+	if err != nil {
+		return err
+	}
+	h.system.Root.Send(pid, cmd)
+	return nil
+}
+
+// onDeadLetter answers a command that reached an actor after it stopped
+// (stood down, or the host closing): unavailable, nothing recorded; the
+// caller retries and reaches the session's actor of now.
+func (h *Host) onDeadLetter(evt any) {
+	dl, ok := evt.(*actor.DeadLetterEvent)
+	if !ok {
+		return
+	}
+	if cmd, ok := dl.Message.(*command); ok {
+		cmd.answer(CommandReply{Error: commandError(cmd.verb, cmd.session, ErrUnavailable, "the session's actor stopped before it read the command; retry")})
+	}
+}
