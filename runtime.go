@@ -287,8 +287,17 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 	}
 	rt.leases = leases
+	var interest func(string) bool
+	if rt.server != nil {
+		// The embedded server knows who listens: no live copy is built
+		// for an event subject without a subscriber.
+		if interest, err = rt.server.Interest(rt.conn); err != nil {
+			rt.Close()
+			return nil, fmt.Errorf("weft: %w", err)
+		}
+	}
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
-		PublishEvents: true, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait,
+		PublishEvents: true, Interest: interest, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait,
 		MaxPayloadBytes: cfg.MaxPayloadBytes})
 	if err != nil {
 		rt.Close()

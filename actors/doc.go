@@ -38,20 +38,19 @@
 //   - Output validators (AgentSpec.OutputValidators) run on the model
 //     goroutine; a rejection is recorded in model.response
 //     (output_rejected) and the fold turns it into a retry prompt.
-//   - Scheduler actor (one per tool batch, a child of the session actor):
-//     sends the calls to tool actors, in parallel by default, one at a time
-//     in model order when a called tool is sequential or a tool that is
-//     not concurrent-safe repeats in the response (sequentialBatch decides);
-//     forwards the tool reports to the session as
-//     they arrive. The session appends tool.returned as each call finishes
-//     and hands the returns to the model in model order.
-//   - Tool actor (one per host, which serves weft.node.<node id>.tool.*):
-//     executes each call through the run's registry (timeouts, internal
-//     retries and cooperative cancellation are the registry's) in a
-//     goroutine it starts per call, which reports back on the request's
-//     reply subject.
-//     One long-lived actor rather than one per call: a call costs no actor
-//     spawn.
+//   - Tool batches: the session dispatches the calls of a batch in
+//     parallel by default, one at a time in model order when a called tool
+//     is sequential or a tool that is not concurrent-safe repeats in the
+//     response (sequentialBatch decides). A batch of local tools only runs
+//     in goroutines (localBatch): each call executes through the run's
+//     registry (timeouts, internal retries and cooperative cancellation are
+//     the registry's) and hands its reports to the session actor as Go
+//     values; no actor is spawned and nothing crosses NATS. A batch with a
+//     call of a remote tool runs in a scheduler actor (a child of the
+//     session actor), which sends the remote calls to workers, watches
+//     them, runs the local ones as above and forwards every report to the
+//     session. The session appends tool.returned as each call finishes and
+//     hands the returns to the model in model order.
 //
 // Actors never wait in Receive for a model, a toolset or a tool: those run
 // in owned goroutines or child actors and report back with messages. The
@@ -72,21 +71,19 @@
 //	                               or empty; a command with another reply subject is
 //	                               dropped unanswered (the node may publish anywhere:
 //	                               it never answers on a subject its sender chose freely)
-//	weft.node.<node>.tool.<name>   request ToolRequest {"session_id","run_id","call_id","name",
-//	                               "arguments","approval","model_retries"} to the host's own tool actor
-//	                               (<node>: the lease node id, or a random id per host
-//	                               without leases): a local tool runs on the node that
-//	                               prepared the run, never on another node of the cluster;
-//	                               the reply subject (<inbox>.<n>: one per batch's
-//	                               scheduler, under one inbox the host subscribes to)
-//	                               receives ToolReport {"type":"started"|"retried"|"progress",…}
+//	weft.worker.call.<name>        request ToolRequest {"session_id","run_id","call_id","name",
+//	                               "arguments","approval","model_retries","metadata"}
+//	                               with the reply subject <inbox>.<n> (one per batch's
+//	                               scheduler, under one inbox the host subscribes to),
+//	                               which receives ToolReport {"type":"started"|"retried"|"progress",…}
 //	                               messages, then exactly one {"type":"returned","return":{…}}.
 //	                               "started" is sent for retries only (attempt 2 and up):
 //	                               the scheduler records attempt 1 as started when it sends
 //	                               the request, which saves a message per call.
-//	weft.worker.call.<name>        the same request (headers Weft-Call-Id, Weft-Delivery,
-//	                               Weft-Heartbeat-Ms; the body adds the run's "metadata")
-//	                               for tools served by remote workers
+//	                               Local tools run in the process that prepared the
+//	                               run and never travel on NATS.
+//	                               Headers Weft-Call-Id, Weft-Delivery and
+//	                               Weft-Heartbeat-Ms; for tools served by remote workers
 //	                               (Host.AddRemoteTools), in queue group "weft-workers";
 //	                               the same reports plus {"type":"heartbeat"} every
 //	                               WorkerHeartbeat. A call silent for MissedHeartbeats

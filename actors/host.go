@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -38,6 +37,10 @@ type HostConfig struct {
 	// The runtime sets it for every store: the JetStream store stores its
 	// events on the log's subjects, which are not the event subjects.
 	PublishEvents bool
+	// Interest reports whether anyone subscribes to an event subject (the
+	// embedded server knows: bus.Server.Interest); the live copy of an
+	// event nobody listens to is not built. nil: every copy is published.
+	Interest func(subject string) bool
 	// SplitAppends makes the session actor append one event at a time
 	// where a partial append is harmless (see "Appends" in the package
 	// doc), instead of one multi-event append. Set it for stores whose
@@ -100,12 +103,7 @@ type Host struct {
 	// []toolsets.Toolset), runLCs their drivers (run id →
 	// []*toolsets.Lifecycle).
 	runToolsets, runLCs sync.Map
-	tools               *actor.PID // the tool actor
-	// node names this host in the subjects of its local tool calls
-	// (bus.Subjects.NodeTool): the lease node id with Leases, a random
-	// one otherwise.
-	node string
-	own  *ownership // nil without HostConfig.Leases
+	own                 *ownership // nil without HostConfig.Leases
 
 	// Tool reports arrive on one subscription, bus.ReplyFilter(replyPrefix);
 	// each scheduler has its own subject under it (bus.ReplySubject).
@@ -138,6 +136,9 @@ type Host struct {
 	// dispatch runs the host's actors' mailboxes; props spawn them on it.
 	dispatch *dispatcher
 	props    []actor.PropsOption
+	// live publishes the live copies of appended events (nil without
+	// HostConfig.PublishEvents).
+	live *livePublisher
 }
 
 // runEntry is what the tool host needs to execute the calls of one run:
@@ -154,8 +155,8 @@ type runEntry struct {
 func runKey(session, run string) string { return session + "\x00" + run }
 
 // NewHost starts a host: its actor system, the command subscription
-// (weft.cmd.session.*.*) and the subscription to the calls of its local
-// tools (weft.node.<node id>.tool.*).
+// (weft.cmd.session.*.*) and the subscription to the reports of the calls
+// it sends to remote workers.
 func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.Conn == nil || cfg.Store == nil {
 		return nil, errors.New("actors: host needs a NATS connection and a store")
@@ -188,9 +189,11 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("actors: %w", err)
 	}
 	h.system.EventStream.Subscribe(h.onDeadLetter)
-	h.tools = h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &toolActor{h: h} }, h.props...))
-	// The host serves every session and every tool it is asked about, so
-	// it subscribes to the wildcard forms bus builds.
+	if cfg.PublishEvents {
+		h.live = newLivePublisher(h)
+	}
+	// The host serves every session it is asked about, so it subscribes
+	// to the wildcard form bus builds.
 	var cmdSub *nats.Subscription
 	if cfg.Leases != nil {
 		cmdSub, err = cfg.Conn.QueueSubscribe(subj.AllCommands(), CommandQueueGroup, h.onCommand)
@@ -200,28 +203,13 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to commands: %w", err)
 	}
-	h.node = uuid.NewString()
-	if cfg.Leases != nil {
-		h.node = cfg.Leases.Node()
-	}
-	toolFilter, err := subj.NodeTools(h.node)
-	if err != nil {
-		_ = cmdSub.Unsubscribe()
-		return nil, fmt.Errorf("subscribe to tool calls: %w", err)
-	}
-	toolSub, err := cfg.Conn.Subscribe(toolFilter, h.onToolRequest)
-	if err != nil {
-		_ = cmdSub.Unsubscribe()
-		return nil, fmt.Errorf("subscribe to tool calls: %w", err)
-	}
 	h.replyPrefix = cfg.Conn.NewInbox()
 	replySub, err := cfg.Conn.Subscribe(bus.ReplyFilter(h.replyPrefix), h.onToolReport)
 	if err != nil {
 		_ = cmdSub.Unsubscribe()
-		_ = toolSub.Unsubscribe()
 		return nil, fmt.Errorf("subscribe to tool reports: %w", err)
 	}
-	h.subs = []*nats.Subscription{cmdSub, toolSub, replySub}
+	h.subs = []*nats.Subscription{cmdSub, replySub}
 	if cfg.Leases != nil {
 		nodeSub, err := h.startOwnership()
 		if err != nil {
@@ -667,6 +655,9 @@ func (h *Host) Close() error {
 	for _, p := range pids {
 		_ = h.system.Root.PoisonFuture(p).Wait()
 	}
+	if h.live != nil {
+		h.live.close() // the stopped actors' last copies go out first
+	}
 	h.stopOwnership(true)
 	h.runs.Range(func(k, v any) bool {
 		v.(*runEntry).cancel(errors.New("host closed"))
@@ -699,34 +690,10 @@ func (h *Host) Close() error {
 	return nil
 }
 
-// publish puts the live copies of evs, their private surfaces redacted
-// (events.Redact), on their event subjects, when the host is configured
-// to. An event that cannot be redacted is not published (fail closed).
+// publish hands the live copies of evs to the host's publisher, when the
+// host is configured to publish them (HostConfig.PublishEvents).
 func (h *Host) publish(evs []record) {
-	if !h.cfg.PublishEvents {
-		return
+	if h.live != nil {
+		h.live.enqueue(evs)
 	}
-	for i := range evs {
-		subject, err := h.subj.Event(evs[i].Stream, string(evs[i].Type))
-		if err != nil {
-			h.log.Warn("event subject", "err", err)
-			continue
-		}
-		live, err := events.Redact(evs[i].Event)
-		if err != nil {
-			h.log.Warn("event not published live", "stream", evs[i].Stream, "version", evs[i].Version, "err", err)
-			continue
-		}
-		b, err := encodeEnvelope(live)
-		if err != nil {
-			continue
-		}
-		_ = h.cfg.Conn.Publish(subject, b)
-	}
-}
-
-// encodeEnvelope returns the JSON envelope of ev, byte for byte what
-// json.Marshal gives (see events.AppendJSON): the host publishes one per event.
-func encodeEnvelope(ev events.Event) ([]byte, error) {
-	return events.AppendJSON(make([]byte, 0, events.SizeHint(&ev)), &ev, true)
 }

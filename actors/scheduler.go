@@ -70,7 +70,7 @@ type scheduleBatch struct {
 	handOver atomic.Bool
 }
 
-// toolMsg carries a tool actor's report from the scheduler to the session.
+// toolMsg carries a call's report to the session.
 type toolMsg struct {
 	runID  string
 	report ToolReport
@@ -162,11 +162,13 @@ type dequeuedCall struct {
 	err      error
 }
 
-// schedulerActor runs one tool batch: it sends each call as a request on
-// weft.node.<node id>.tool.<name> of its own node (all at once, or one after another when the batch is
-// sequential) and tells the session that the call's first attempt started,
-// forwards the tool actors' reports to the session in the order they
-// arrive, and stops when every call has returned. The session
+// schedulerActor runs one tool batch that has calls of remote tools (a
+// batch of local calls only runs without it, see localBatch): it sends
+// each call (all at once, or one after another when the batch is
+// sequential) and tells the session that the call's first attempt
+// started, forwards the calls' reports to the session in the order they
+// arrive, and stops when every call has returned. A local call runs in a
+// goroutine of this process that reports to the scheduler as Go values. The session
 // hands the returns to the model in model order.
 //
 // Calls of remote tools (Host.AddRemoteTools) go to
@@ -293,20 +295,13 @@ func (a *schedulerActor) send(c actor.Context) {
 	if a.h.IsRemoteTool(call.Name) {
 		err = a.sendRemote(c, call)
 	} else {
-		var subject string
-		// Local tools run on this node, which prepared the run: the
-		// subject names it.
-		subject, err = a.h.subj.NodeTool(a.h.node, call.Name)
-		if err == nil {
-			var data []byte
-			data, err = a.encodeCall(call)
-			if err == nil {
-				err = a.h.cfg.Conn.PublishRequest(subject, a.inbox, data)
-			}
-		}
+		// A local tool runs in this process, which prepared the run; its
+		// reports come back to this actor as Go values.
+		self := c.Self()
+		go a.h.executeLocal(call, func(r ToolReport) { a.h.system.Root.Send(self, &r) })
 	}
 	if err == nil {
-		// The first attempt starts when the call is sent; the tool actor
+		// The first attempt starts when the call is sent; the call
 		// reports the attempts of its retries itself.
 		c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: ToolReport{Type: ReportStarted, CallID: call.CallID, Tool: call.Name, Attempt: 1}})
 	}

@@ -83,8 +83,8 @@ type runMem struct {
 	last      *Prepared // the previous inventory, for toolset.* reports
 	preparing bool
 	modelBusy bool
-	scheduler *actor.PID
-	batch     *scheduleBatch // the running scheduler's batch
+	scheduler batchRunner    // the batch under way, nil when none is
+	batch     *scheduleBatch // the batch under way
 	inFlight  map[string]bool
 	// lcs drive the run's toolsets (the agent's, then the run's own);
 	// prepared says whether any was prepared for the run in this process
@@ -350,7 +350,7 @@ func (a *sessionActor) endRun(cause error) {
 		if !errors.Is(cause, errRunCancelled) {
 			m.batch.handOver.Store(true)
 		}
-		a.h.system.Root.Stop(m.scheduler)
+		m.scheduler.stop()
 	}
 	if m.entry != nil {
 		m.entry.cancel(cause)
@@ -735,7 +735,7 @@ func (a *sessionActor) runBatch(c actor.Context, m *runMem, r *RunState) {
 				m.inFlight[q.CallID] = true
 			}
 			b := &scheduleBatch{runID: r.ID, calls: reqs, sequential: sequentialBatch(batchTools(r.Batch), m.prep.Registry.Lookup)}
-			m.scheduler, m.batch = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: a.h, batch: b} }, a.h.props...)), b
+			m.scheduler, m.batch = a.h.startBatch(c, b), b
 			return
 		}
 		if a.st.ActiveRun() != r || r.batchDone() {

@@ -5,77 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/asynkron/protoactor-go/actor"
-	"github.com/nats-io/nats.go"
-
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
 )
-
-// onToolRequest serves one weft.node.<node id>.tool.<name> request: it
-// hands the call to the host's tool actor.
-func (h *Host) onToolRequest(m *nats.Msg) {
-	var req ToolRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil || m.Reply == "" {
-		h.log.Warn("bad tool request", "subject", m.Subject, "err", err)
-		return
-	}
-	h.system.Root.Send(h.tools, &toolCall{req: req, reply: m.Reply})
-}
-
-// toolCall is a call the tool actor executes, and where to report.
-type toolCall struct {
-	req   ToolRequest
-	reply string
-}
-
-// toolActor executes the calls of the tool host (one actor per host, so
-// that a call costs no actor spawn): each call runs through the registry of
-// its run in a goroutine the actor starts, which reports on the request's
-// reply subject. The goroutines end with their calls; the runs' contexts
-// (cancelled by the session actors, and by Host.Close) cancel them.
-type toolActor struct {
-	h *Host
-}
-
-// Receive implements actor.Actor.
-func (a *toolActor) Receive(c actor.Context) {
-	if call, ok := c.Message().(*toolCall); ok {
-		go call.run(a.h)
-	}
-}
-
-func (a *toolCall) report(h *Host, r ToolReport) {
-	r.CallID, r.Tool = a.req.CallID, a.req.Name
-	b, ok, err := EncodeReport(h.life, r, h.payload)
-	if err != nil || !ok {
-		h.log.Warn("tool report not sent", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
-		return
-	}
-	_ = h.cfg.Conn.Publish(a.reply, b)
-}
-
-// run executes the call and reports its return.
-func (a *toolCall) run(h *Host) {
-	v, ok := h.runs.Load(runKey(a.req.SessionID, a.req.RunID))
-	if !ok {
-		ret := toolsets.Return{CallID: a.req.CallID, ToolName: a.req.Name, Kind: toolsets.KindUserError, IsError: true,
-			Content: json.RawMessage(`"this process has no tools prepared for the run"`),
-			Control: &toolsets.Control{Message: "this process has no tools prepared for the run"}}
-		a.report(h, ToolReport{Type: ReportReturned, Return: &ret})
-		return
-	}
-	e := v.(*runEntry)
-	e.mu.RLock()
-	reg, meta := e.reg, e.meta
-	e.mu.RUnlock()
-	if err := ResolveRequest(e.ctx, h.payload.Blobs, &a.req); err != nil {
-		ret := ErrorReturn(a.req, "tool "+a.req.Name+": "+err.Error())
-		a.report(h, ToolReport{Type: ReportReturned, Return: &ret})
-		return
-	}
-	ExecuteCall(e.ctx, reg, a.req, meta, func(r ToolReport) { a.report(h, r) })
-}
 
 // ExecuteCall executes call req through reg and reports on report, as a
 // host's tool actor and a remote tool worker do: started / retried reports

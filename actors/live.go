@@ -1,0 +1,94 @@
+package actors
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/weft-run/weft/events"
+)
+
+// liveQueue is how many appends' live copies may wait for the publisher
+// before an append waits for it (backpressure, never a dropped copy).
+const liveQueue = 4096
+
+// livePublisher puts the live copies of appended events on their event
+// subjects (weft.evt.session.<id>.<type>) from one goroutine of the host,
+// in the order they were appended, so that an append does not wait for
+// NATS. A copy whose subject nobody listens to (HostConfig.Interest) is
+// not built at all. The log stays the source of truth: a reader that
+// must not miss an event subscribes first, then reads the log, and drops
+// the live copies it read already (RunStream, weft tail).
+type livePublisher struct {
+	h    *Host
+	mu   sync.RWMutex // guards closed against a send on q after close
+	q    chan []record
+	done chan struct{}
+	// closed: the host is closing; appends after it publish nothing.
+	closed bool
+}
+
+func newLivePublisher(h *Host) *livePublisher {
+	p := &livePublisher{h: h, q: make(chan []record, liveQueue), done: make(chan struct{})}
+	go p.loop()
+	return p
+}
+
+// enqueue hands the records of one append to the publisher.
+func (p *livePublisher) enqueue(recs []record) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if !p.closed {
+		p.q <- slices.Clone(recs)
+	}
+}
+
+// close publishes what is queued and stops the publisher.
+func (p *livePublisher) close() {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.q)
+	}
+	p.mu.Unlock()
+	<-p.done
+}
+
+func (p *livePublisher) loop() {
+	defer close(p.done)
+	for recs := range p.q {
+		for i := range recs {
+			p.publish(&recs[i])
+		}
+	}
+}
+
+// publish puts the live copy of rec, its private surfaces redacted
+// (events.Redact), on its event subject when anyone listens. A copy that
+// cannot be redacted is not published (fail closed).
+func (p *livePublisher) publish(rec *record) {
+	h := p.h
+	subject, err := h.subj.Event(rec.Stream, string(rec.Type))
+	if err != nil {
+		h.log.Warn("event subject", "err", err)
+		return
+	}
+	if h.cfg.Interest != nil && !h.cfg.Interest(subject) {
+		return
+	}
+	live, err := events.Redact(rec.Event)
+	if err != nil {
+		h.log.Warn("event not published live", "stream", rec.Stream, "version", rec.Version, "err", err)
+		return
+	}
+	b, err := encodeEnvelope(live)
+	if err != nil {
+		return
+	}
+	_ = h.cfg.Conn.Publish(subject, b)
+}
+
+// encodeEnvelope returns the JSON envelope of ev, byte for byte what
+// json.Marshal gives (see events.AppendJSON).
+func encodeEnvelope(ev events.Event) ([]byte, error) {
+	return events.AppendJSON(make([]byte, 0, events.SizeHint(&ev)), &ev, true)
+}

@@ -1,0 +1,120 @@
+package actors
+
+import (
+	"encoding/json"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weft-run/weft/toolsets"
+)
+
+// Local tools run in this process, which prepared their run: a call is a
+// goroutine that executes it through the run's registry (Host.runs) and
+// hands its reports, as Go values, to whoever dispatched it — the session
+// actor for a batch of local calls only, the batch's scheduler actor for
+// a batch that also has remote calls. Nothing of a local call crosses NATS.
+
+// batchRunner is a batch under way: a scheduler actor, or the goroutines
+// of a batch of local calls.
+type batchRunner interface {
+	// stop ends the batch's work that the run's context does not end:
+	// the scheduler's watch of its remote calls (their cancels unless the
+	// batch is handed over). Local calls end with the run's context.
+	stop()
+}
+
+// startBatch starts batch b of session pid: in goroutines when all its
+// calls are local, in a scheduler actor (a child of the session) when any
+// of them goes to remote workers.
+func (h *Host) startBatch(c actor.Context, b *scheduleBatch) batchRunner {
+	for _, call := range b.calls {
+		if h.IsRemoteTool(call.Name) {
+			return schedulerRunner{h: h, pid: c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: h, batch: b} }, h.props...))}
+		}
+	}
+	lb := &localBatch{h: h, session: c.Self(), batch: b}
+	lb.start()
+	return lb
+}
+
+// schedulerRunner is a batch run by a scheduler actor.
+type schedulerRunner struct {
+	h   *Host
+	pid *actor.PID
+}
+
+func (s schedulerRunner) stop() { s.h.system.Root.Stop(s.pid) }
+
+// localBatch runs a batch of local calls: all at once, or one after
+// another in model order when the batch is sequential. Each call's first
+// attempt is reported started as it is sent; the call's goroutine
+// reports the rest; the last call to return tells the session that the
+// batch finished, after its own return.
+type localBatch struct {
+	h       *Host
+	session *actor.PID
+	batch   *scheduleBatch
+	open    atomic.Int32
+}
+
+func (lb *localBatch) stop() {}
+
+func (lb *localBatch) start() {
+	calls := lb.batch.calls
+	if lb.batch.sequential {
+		go func() {
+			for _, call := range calls {
+				lb.started(call)
+				lb.h.executeLocal(call, lb.toSession)
+			}
+			lb.finished()
+		}()
+		return
+	}
+	lb.open.Store(int32(len(calls)))
+	for _, call := range calls {
+		lb.started(call)
+		go func() {
+			lb.h.executeLocal(call, lb.toSession)
+			if lb.open.Add(-1) == 0 {
+				lb.finished()
+			}
+		}()
+	}
+}
+
+func (lb *localBatch) started(call ToolRequest) {
+	lb.toSession(ToolReport{Type: ReportStarted, CallID: call.CallID, Tool: call.Name, Attempt: 1})
+}
+
+func (lb *localBatch) toSession(r ToolReport) {
+	lb.h.system.Root.Send(lb.session, &toolMsg{runID: lb.batch.runID, report: r})
+}
+
+func (lb *localBatch) finished() {
+	lb.h.system.Root.Send(lb.session, &batchFinished{runID: lb.batch.runID})
+}
+
+// executeLocal executes call req of a local tool through the registry of
+// its run and hands each report to deliver, the returned one last.
+func (h *Host) executeLocal(req ToolRequest, deliver func(ToolReport)) {
+	report := func(r ToolReport) {
+		r.CallID, r.Tool = req.CallID, req.Name
+		deliver(r)
+	}
+	v, ok := h.runs.Load(runKey(req.SessionID, req.RunID))
+	if !ok {
+		const msg = "this process has no tools prepared for the run"
+		content, _ := json.Marshal(msg)
+		ret := toolsets.Return{CallID: req.CallID, ToolName: req.Name, Kind: toolsets.KindUserError, IsError: true,
+			Content: content, Control: &toolsets.Control{Message: msg}}
+		report(ToolReport{Type: ReportReturned, Return: &ret})
+		return
+	}
+	e := v.(*runEntry)
+	e.mu.RLock()
+	reg, meta := e.reg, e.meta
+	e.mu.RUnlock()
+	ExecuteCall(e.ctx, reg, req, meta, report)
+}

@@ -1,0 +1,32 @@
+package bus
+
+import (
+	"fmt"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Interest returns a function that reports whether any subscription of
+// nc's account on this server (including the subscriptions other accounts
+// import through it) matches a subject: what a publisher on nc would
+// reach. The runtime uses it to skip the live copy of an event nobody
+// listens to. nc must be connected to this server.
+func (s *Server) Interest(nc *nats.Conn) (func(subject string) bool, error) {
+	cid, err := nc.GetClientID()
+	if err != nil {
+		return nil, fmt.Errorf("bus: interest: client id: %w", err)
+	}
+	cz, err := s.srv.Connz(&server.ConnzOptions{CID: cid, Username: true})
+	if err != nil || len(cz.Conns) != 1 {
+		return nil, fmt.Errorf("bus: interest: connection %d not found on this server: %v", cid, err)
+	}
+	acc := s.srv.GlobalAccount()
+	if name := cz.Conns[0].Account; name != "" {
+		acc, err = s.srv.LookupAccount(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: interest: account %q: %w", cz.Conns[0].Account, err)
+	}
+	return func(subject string) bool { return acc.Interest(subject) > 0 }, nil
+}
