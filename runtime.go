@@ -66,6 +66,11 @@ type Config struct {
 	// under it but too large for a NATS message travel by reference to the
 	// blob store beside the log (see "Large payloads" in the README).
 	MaxPayloadBytes int
+	// SessionIdle is how long a settled session (no run running) stays in
+	// memory without a command before the runtime releases it; its next
+	// command rebuilds it from the log. Zero means actors.DefaultSessionIdle
+	// (30 s). A service that starts a session per request can set it low.
+	SessionIdle time.Duration
 
 	// The fields below configure a node of a cluster on external NATS
 	// (NATSURL or NATSURLs); with the embedded server they must stay zero.
@@ -298,7 +303,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
 		PublishEvents: true, Interest: interest, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait,
-		MaxPayloadBytes: cfg.MaxPayloadBytes})
+		MaxPayloadBytes: cfg.MaxPayloadBytes, SessionIdle: cfg.SessionIdle})
 	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("weft: %w", err)

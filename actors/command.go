@@ -134,7 +134,11 @@ func (h *Host) commandLocal(ctx context.Context, id, verb string, body any) (Com
 // (and so rebuilding) the actor when the session has none in this process.
 func (h *Host) sendCommand(id string, cmd *command) error {
 	cmd.session = id
-	pid, err := h.session(id)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Under the lock passivation takes: a command sent to an actor is in
+	// its mailbox before the actor can decide to stop.
+	pid, err := h.sessionLocked(id)
 	if err != nil {
 		return err
 	}

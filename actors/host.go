@@ -41,6 +41,10 @@ type HostConfig struct {
 	// embedded server knows: bus.Server.Interest); the live copy of an
 	// event nobody listens to is not built. nil: every copy is published.
 	Interest func(subject string) bool
+	// SessionIdle is how long the actor of a settled session waits for a
+	// message before it stops, to be rebuilt from the log on its next
+	// command (see passivate.go); zero means DefaultSessionIdle.
+	SessionIdle time.Duration
 	// SplitAppends makes the session actor append one event at a time
 	// where a partial append is harmless (see "Appends" in the package
 	// doc), instead of one multi-event append. Set it for stores whose
@@ -370,6 +374,11 @@ func respond(m *nats.Msg, r CommandReply) {
 func (h *Host) session(id string) (*actor.PID, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.sessionLocked(id)
+}
+
+// sessionLocked is session, called with h.mu held.
+func (h *Host) sessionLocked(id string) (*actor.PID, error) {
 	if h.closed {
 		return nil, ErrHostClosed
 	}

@@ -67,6 +67,15 @@ type sessionActor struct {
 	// held are resumes waiting for their run's tools to be prepared, to
 	// check reviewed arguments (see holdResume).
 	held []*command
+	// exits counts the toolset exits asked of the lifecycle actor and not
+	// reported yet; passivated: the actor stopped itself (see passivate).
+	exits      int
+	passivated bool
+	// The idle timer (see passivate.go): when the actor last handled a
+	// message, and whether the timer is running.
+	lastActive time.Time
+	idleTimer  *time.Timer
+	idleArmed  bool
 }
 
 // runMem is what the actor keeps in memory about the active run, beside
@@ -100,6 +109,12 @@ func newSessionActor(h *Host, id string) *sessionActor {
 
 // Receive implements actor.Actor.
 func (a *sessionActor) Receive(c actor.Context) {
+	a.touch(c.Message())
+	defer a.armIdle(c.Self())
+	if a.passivated {
+		a.redeliver(c.Message())
+		return
+	}
 	if a.down {
 		// Stood down: refuse commands (the caller retries and reaches
 		// the owner), ignore the rest until the actor stops.
@@ -127,6 +142,9 @@ func (a *sessionActor) Receive(c actor.Context) {
 			if a.load() != nil {
 				return
 			}
+		case *idleCheck:
+			a.onIdleCheck(c)
+			return
 		case *actor.Started, *actor.Stopping:
 		default:
 			return
@@ -163,7 +181,10 @@ func (a *sessionActor) Receive(c actor.Context) {
 			a.run.scheduler, a.run.batch = nil, nil
 			a.advance(c)
 		}
+	case *idleCheck:
+		a.onIdleCheck(c)
 	case *actor.Stopping:
+		a.stopIdle()
 		a.refuseHeld()
 		a.endRun(errors.New("session stopped"))
 	}
@@ -286,6 +307,7 @@ func (a *sessionActor) append(recs ...record) error {
 					// notified once their reports are recorded.
 					m.prepared = false
 					tc := a.toolsetContext(m, r.Step)
+					a.exits++
 					a.h.system.Root.RequestWithCustomSender(a.life, &exitRequest{lcs: m.lcs, tc: tc, outcome: o}, a.self)
 				} else {
 					if r.Status.Ended() {
@@ -386,6 +408,7 @@ func (a *sessionActor) toolsetContext(m *runMem, step int) toolsets.ToolsetConte
 // onExited records the closed reports of a run's toolsets, then tells the
 // run's watchers how it ended.
 func (a *sessionActor) onExited(m *exitedReply) {
+	a.exits--
 	var recs []record
 	for _, rep := range m.reports {
 		recs = append(recs, reportRecord(a.id, m.runID, rep, nil, nil, nil))
