@@ -15,9 +15,6 @@ import (
 	"github.com/weft-run/weft/toolsets"
 )
 
-// storeTimeout bounds one append or read of the session actor.
-const storeTimeout = 30 * time.Second
-
 // advance asks the session actor to carry its active run on (recovery).
 type advance struct{}
 
@@ -76,6 +73,8 @@ type sessionActor struct {
 	lastActive time.Time
 	idleTimer  *time.Timer
 	idleArmed  bool
+	// store bounds the actor's appends (see storeCtx).
+	store storeCtx
 }
 
 // runMem is what the actor keeps in memory about the active run, beside
@@ -184,6 +183,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 	case *idleCheck:
 		a.onIdleCheck(c)
 	case *actor.Stopping:
+		defer a.store.release()
 		a.stopIdle()
 		a.refuseHeld()
 		a.endRun(errors.New("session stopped"))
@@ -259,8 +259,7 @@ func (a *sessionActor) append(recs ...record) error {
 	for i := range recs {
 		evs[i] = recs[i].Event
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := a.store.get()
 	res, err := a.h.cfg.Store.Append(ctx, stream, events.Exact(a.st.Version), evs...)
 	if err != nil {
 		if errors.Is(err, events.ErrWrongExpectedVersion) {
