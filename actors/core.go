@@ -64,21 +64,27 @@ type runFacts struct {
 	modelBusy bool
 	batching  bool // a batch's scheduler runs
 	// inFlight are the calls dispatched that have not returned. The core
-	// never writes the map: a decision that changes it carries a new one.
+	// never writes the map: a dispatch puts a new one under way
+	// (performed), and a decision names the call that returned
+	// (decision.returned), which the shell drops.
 	inFlight map[string]bool
 }
 
 // decision is what the core decided on one input.
 type decision struct {
-	// facts replace the run's facts at once, before the append (nil: no
-	// change).
-	facts *runFacts
+	// facts replace the run's facts at once, before the append, when
+	// newFacts is set.
+	facts    runFacts
+	newFacts bool
 	// recs are the events to append: in one append, or with split one
 	// step at a time (appendSteps). With queue they are tool events the
 	// shell queues and appends with the reports already in its mailbox.
 	recs  []record
 	split bool
 	queue bool
+	// returned is the call whose return recs record: no longer in
+	// flight once the decision is taken ("" for none).
+	returned string
 	// effects run in order once recs are appended (a failed append
 	// performs none, and answers a waiting command with its error).
 	effects []effect
@@ -149,7 +155,7 @@ func (f runFacts) performed(e effect) runFacts {
 
 // with returns d with the facts f.
 func (d decision) with(f runFacts) decision {
-	d.facts = &f
+	d.facts, d.newFacts = f, true
 	return d
 }
 

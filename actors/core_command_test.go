@@ -127,7 +127,7 @@ func TestCoreResumeDropsInventory(t *testing.T) {
 	spec := coreAgent(t, nil)
 	st := given(t, waitingFor()...)
 	d := world{spec: spec}.coreOf(st, factsOf(st, spec, prepared(t, spec))).command(VerbResume, ResumeCommand{Decisions: []Decision{{ID: "a", Action: ActionDeny}}}, nil, false)
-	if d.facts == nil || d.facts.prep != nil || d.facts.last != nil {
+	if !d.newFacts || d.facts.prep != nil || d.facts.last != nil {
 		t.Fatalf("facts after a resume: %+v", d.facts)
 	}
 	var types []events.Type

@@ -94,7 +94,7 @@ func TestCoreModelReply(t *testing.T) {
 			if d.split != tt.split {
 				t.Errorf("split = %v, want %v", d.split, tt.split)
 			}
-			if len(tt.events) > 0 && (d.facts == nil || d.facts.modelBusy) {
+			if len(tt.events) > 0 && (!d.newFacts || d.facts.modelBusy) {
 				t.Errorf("the model is still busy after its reply: %+v", d.facts)
 			}
 		})
@@ -152,7 +152,7 @@ func TestCorePrepared(t *testing.T) {
 			}
 			d := world{spec: spec}.coreOf(st, f).prepared(&p, tt.search)
 			then(t, d, tt.events, tt.effects, tt.carryOn)
-			if p.runID == rid && (d.facts == nil || d.facts.preparing) {
+			if p.runID == rid && (!d.newFacts || d.facts.preparing) {
 				t.Errorf("still preparing: %+v", d.facts)
 			}
 			if p.runID == rid && p.err == nil && (d.facts.prep != prep || d.facts.last != prep) {

@@ -77,7 +77,7 @@ func (k core) nextStep(r *RunState, spec *AgentSpec) decision {
 		k.f = f
 		d = k.requestModel(r, spec, nil)
 	}
-	if changed && d.facts == nil {
+	if changed && !d.newFacts {
 		d = d.with(f)
 	}
 	return d

@@ -104,7 +104,7 @@ func TestCoreAdvance(t *testing.T) {
 			if len(d.recs) > 0 && d.split != tt.split {
 				t.Errorf("split = %v, want %v", d.split, tt.split)
 			}
-			if tt.prepSet != 0 && (d.facts == nil || d.facts.prepStep != tt.prepSet) {
+			if tt.prepSet != 0 && (!d.newFacts || d.facts.prepStep != tt.prepSet) {
 				t.Errorf("facts %+v, want the inventory kept for step %d", d.facts, tt.prepSet)
 			}
 		})

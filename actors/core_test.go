@@ -215,7 +215,7 @@ func failed(kind, msg string, u events.Usage) evt {
 // The facts a decision leaves are the input's, but for what it changed;
 // performed adds what an effect puts under way.
 func TestFactsPerformed(t *testing.T) {
-	f := runFacts{run: rid, inFlight: map[string]bool{"a": true}}
+	f := runFacts{run: rid, forBatch: true, inFlight: map[string]bool{"a": true}}
 	got := f.performed(effPrepare{run: rid, step: 2, forBatch: true})
 	if !got.preparing || got.prepStep != 2 || got.forBatch {
 		t.Errorf("after prepare: %+v", got)

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/weft-run/weft/events"
@@ -47,12 +46,9 @@ func (k core) toolReport(runID string, rep ToolReport) decision {
 		if rep.Return == nil {
 			return decision{}
 		}
-		f := k.f
-		f.inFlight = maps.Clone(f.inFlight)
-		delete(f.inFlight, rep.CallID)
 		ret := *rep.Return
 		ret.CallID, ret.ToolName = cs.ID, cs.Tool
-		return decision{recs: []record{limitedReturnedEvent(k.session, r.ID, ret, k.maxMsg)}, queue: true}.with(f)
+		return decision{recs: []record{limitedReturnedEvent(k.session, r.ID, ret, k.maxMsg)}, queue: true, returned: cs.ID}
 	default:
 		return decision{}
 	}

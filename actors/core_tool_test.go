@@ -73,7 +73,7 @@ func TestCoreToolReports(t *testing.T) {
 			if !maps.Equal(f.inFlight, before) {
 				t.Errorf("the report changed the facts it was given: %v", f.inFlight)
 			}
-			landed := d.facts != nil && !d.facts.inFlight[tt.report.CallID]
+			landed := d.returned == tt.report.CallID
 			if landed != tt.landed {
 				t.Errorf("call %s landed = %v, want %v", tt.report.CallID, landed, tt.landed)
 			}
@@ -94,10 +94,10 @@ func TestCoreFlushAndBatchEnd(t *testing.T) {
 	}
 	st := given(t, started())
 	k := world{spec: coreAgent(t, nil)}.coreOf(st, runFacts{run: rid, batching: true})
-	if d := k.batchFinished(rid); !d.carryOn || d.facts == nil || d.facts.batching {
+	if d := k.batchFinished(rid); !d.carryOn || !d.newFacts || d.facts.batching {
 		t.Errorf("batch finished: %+v", d)
 	}
-	if d := k.batchFinished("r2"); d.carryOn || d.facts != nil {
+	if d := k.batchFinished("r2"); d.carryOn || d.newFacts {
 		t.Errorf("another run's batch finished: %+v", d)
 	}
 }

@@ -173,8 +173,13 @@ func (a *sessionActor) core() core {
 // about, if any) and asks the core again while it says to carry on. A
 // failed append performs nothing, and answers cmd with its error.
 func (a *sessionActor) do(c actor.Context, d decision, cmd *command) {
-	if d.facts != nil && a.run != nil && a.run.id == d.facts.run {
-		a.run.f = *d.facts
+	if m := a.run; m != nil {
+		if d.newFacts && m.id == d.facts.run {
+			m.f = d.facts
+		}
+		if d.returned != "" {
+			delete(m.f.inFlight, d.returned)
+		}
 	}
 	if d.queue {
 		a.queue(c, d.recs)
