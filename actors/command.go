@@ -18,7 +18,7 @@ type command struct {
 	data    []byte
 	reply   func(CommandReply)
 	// held: a resume that waited once for its run's tools to be prepared
-	// (see holdResume); it is not held again.
+	// (see core.hold); it is not held again.
 	held bool
 }
 

@@ -2,97 +2,11 @@ package actors
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
-
-	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
 )
-
-// resume carries out a resume command: it records the decisions and resumes
-// the run, or refuses the command with a *CommandError and records the
-// refusal as decision.refused (the refused command changes nothing else).
-// When the refusal cannot be recorded, the append's error is returned
-// instead (the caller retries, and the retried command is refused and
-// recorded then).
-func (a *sessionActor) resume(b ResumeCommand) (string, error) {
-	r := a.resumeTarget(b)
-	evs, err := decide(a.id, r, b, a.argumentsCheck(r))
-	var ce *CommandError
-	switch {
-	case errors.As(err, &ce):
-		if rerr := a.append(refusalRecord(a.id, r, b, ce)); rerr != nil {
-			return "", rerr
-		}
-		return "", err
-	case err != nil:
-		return "", err
-	}
-	if a.run != nil {
-		a.run.prep, a.run.last = nil, nil // a resumed run re-prepares its toolsets
-	}
-	return r.ID, a.append(evs...)
-}
-
-// resumeTarget is the run a resume names: b.RunID, or the active run.
-func (a *sessionActor) resumeTarget(b ResumeCommand) *RunState {
-	if b.RunID == "" {
-		return a.st.ActiveRun()
-	}
-	return a.st.Run(b.RunID)
-}
-
-// argumentsCheck returns the check of reviewed arguments against the
-// schemas of run r's tools, nil when r's tools are not prepared on this
-// node.
-func (a *sessionActor) argumentsCheck(r *RunState) func(tool string, args json.RawMessage) error {
-	if m := a.run; r != nil && m != nil && m.id == r.ID && m.prep != nil {
-		return m.prep.Registry.CheckArguments
-	}
-	return nil
-}
-
-// holdResume holds a resume whose reviewed arguments must be checked
-// against the tools' schemas while its run's tools are not prepared on this
-// node (after a restart or a takeover): it starts their preparation and
-// reports true; the command is handled again, once, when the preparation
-// is over (releaseHeld). Other commands are not held.
-func (a *sessionActor) holdResume(c actor.Context, cmd *command, b ResumeCommand) bool {
-	r := a.resumeTarget(b)
-	reviewed := slices.ContainsFunc(b.Decisions, func(d Decision) bool { return d.Action == ActionApprove && len(d.Arguments) > 0 })
-	if cmd.held || !reviewed || r == nil || r.Status != StatusWaiting || a.argumentsCheck(r) != nil {
-		return false
-	}
-	m, err := a.mem(r)
-	if err != nil {
-		return false // resume refuses it: no tools to check against
-	}
-	cmd.held = true
-	a.held = append(a.held, cmd)
-	a.prepare(c, m, r.Step)
-	return true
-}
-
-// releaseHeld handles the resumes held for a preparation, in the order
-// they came.
-func (a *sessionActor) releaseHeld(c actor.Context) {
-	held := a.held
-	a.held = nil
-	for _, cmd := range held {
-		a.onCommand(c, cmd)
-	}
-}
-
-// refuseHeld answers the held resumes of a stopping actor: unavailable,
-// nothing recorded; the caller retries.
-func (a *sessionActor) refuseHeld() {
-	for _, cmd := range a.held {
-		cmd.answer(CommandReply{Error: commandError(cmd.verb, a.id, ErrUnavailable, "the session stopped while its tools were prepared; retry")})
-	}
-	a.held = nil
-}
 
 // decide checks resume b against run r (nil: the session has no such run)
 // and returns the events that record its decisions (decisionEvents), or a

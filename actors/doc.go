@@ -7,9 +7,28 @@
 //     command for it): its state is only the fold of its stream
 //     (SessionState.Apply). It appends every change with the state's
 //     version as the expected version, then applies it, then acts; it is
-//     the only writer of its stream. Its decisions live in advance, which
-//     looks at the state alone, so a session rebuilt from its stream
-//     carries on where the log stopped.
+//     the only writer of its stream. It is a thin shell (session*.go)
+//     around the session core (core*.go), a pure decider: given the
+//     state, the in-process facts of the active run that the log does not
+//     hold (runFacts: the prepared inventory, whether a preparation, a
+//     model request or a batch is under way, the calls in flight) and one
+//     input (a command, a model reply, a tool report, a prepared
+//     inventory, an advance), the core returns a decision: the events to
+//     append (in one append or split, see Appends), the effects to perform
+//     once they are (answer the command, prepare the tools of a step, call
+//     the model, dispatch a batch), and whether to carry on (decide
+//     again). The core touches no actor, store, clock or goroutine, and is
+//     tested given/when/then (core*_test.go). The shell appends, applies,
+//     performs and asks again; it also exits a run's toolsets and tells
+//     the run's watchers once the run settles. A session rebuilt from its
+//     stream has no facts: the core prepares again and carries on where
+//     the log stopped. One concept per file: core_command.go (start,
+//     resume, cancel), core_model.go (model requests and replies, prepared
+//     inventories), core_batch.go (batches, the approval policy, waiting
+//     for approvals and deferred calls), core_tool.go (tool reports),
+//     core_recovery.go (what the run does next, completion of split
+//     appends), core_limits.go (limits and budgets); decide.go holds the
+//     rules of a resume's decisions.
 //   - Toolset-lifecycle actor (a child of the session actor): prepares the
 //     run's toolsets (the agent's, then those attached to the run with
 //     Host.AttachRunToolsets) before every model request, and after a

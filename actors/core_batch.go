@@ -1,0 +1,171 @@
+package actors
+
+import (
+	"encoding/json"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// runBatch carries the current batch of run r on: calls that need to run
+// (not returned, or approved) are checked — malformed arguments, the
+// approval policy, the arguments of remote tools — and the rest are
+// dispatched as one batch; once nothing runs and calls wait for decisions,
+// the run waits.
+func (k core) runBatch(r *RunState) decision {
+	var toRun []*CallState
+	for _, cs := range r.Batch {
+		approved := cs.Pending == PendingApproval && cs.Decision != nil && cs.Decision.Action == ActionApprove
+		if (cs.Return == nil || approved) && !k.f.inFlight[cs.ID] {
+			toRun = append(toRun, cs)
+		}
+	}
+	if len(toRun) == 0 {
+		return k.wait(r)
+	}
+	if k.f.prep == nil {
+		return k.prepare(r, r.Step, true)
+	}
+	if k.f.batching {
+		return decision{} // the running batch finishes first
+	}
+	// The approval policy is checked before any call runs.
+	var policy []record
+	var reqs []ToolRequest
+	for _, cs := range toRun {
+		if ret, stopped := k.check(cs); stopped {
+			policy = append(policy, returnedEvent(k.session, r.ID, ret))
+			continue
+		}
+		var approval *toolsets.Approval
+		if cs.Decision != nil && cs.Decision.Action == ActionApprove {
+			approval = &toolsets.Approval{DecidedBy: cs.Decision.By, Note: cs.Decision.Reason, Arguments: cs.Decision.Arguments}
+		}
+		reqs = append(reqs, ToolRequest{SessionID: k.session, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval,
+			ModelRetries: r.Retries[cs.Tool]})
+	}
+	if len(reqs) == 0 {
+		// Every call was stopped: once their returns are recorded the
+		// batch is done, or waits.
+		return decision{recs: policy, split: true, carryOn: true}
+	}
+	d := effDispatch{run: r.ID, calls: reqs, sequential: sequentialBatch(batchTools(r.Batch), k.f.prep.Registry.Lookup)}
+	return decision{recs: policy, split: true, effects: []effect{d}}
+}
+
+// check returns the return that stops call cs before it runs, if any: an
+// approved call runs; arguments that are not JSON go back to the model;
+// a call the approval policy gates, or one of a remote tool, is first
+// checked against the tool's schema (the model corrects the arguments
+// before anyone is asked or they leave the node), and a gated one then
+// waits for approval.
+func (k core) check(cs *CallState) (toolsets.Return, bool) {
+	if cs.Decision != nil && cs.Decision.Action == ActionApprove {
+		return toolsets.Return{}, false
+	}
+	if ret, refused := refuseMalformed(k.f.prep, cs); refused {
+		return ret, true
+	}
+	gated := needsApproval(k.f.prep, cs.Tool)
+	if !gated && !k.look.IsRemoteTool(cs.Tool) {
+		return toolsets.Return{}, false
+	}
+	if ret, refused := refuseInvalid(k.f.prep, cs); refused {
+		return ret, true
+	}
+	if gated {
+		return policyReturn(cs), true
+	}
+	return toolsets.Return{}, false
+}
+
+// wait decides what run r does when no call of its batch needs to run:
+// nothing while calls are in flight or once the batch is done; otherwise
+// it records the approval.requested / deferred.requested of the pending
+// calls not requested yet, and run.waiting.
+func (k core) wait(r *RunState) decision {
+	if len(k.f.inFlight) > 0 || k.f.batching || r.batchDone() {
+		return decision{}
+	}
+	var recs []record
+	var ids []string
+	reasons := map[PendingKind]bool{}
+	for _, cs := range r.Batch {
+		if cs.Pending == "" || cs.Decision != nil {
+			continue
+		}
+		ids = append(ids, cs.ID)
+		reasons[cs.Pending] = true
+		if cs.Requested {
+			continue
+		}
+		var reason string
+		var meta json.RawMessage
+		if ctl := cs.Return.Control; ctl != nil {
+			reason = ctl.Reason
+			if len(ctl.Metadata) > 0 {
+				meta, _ = json.Marshal(ctl.Metadata)
+			}
+		}
+		if cs.Pending == PendingApproval {
+			recs = append(recs, newRecord(events.TypeApprovalRequested, k.session, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Reason: reason, Metadata: meta}))
+		} else {
+			recs = append(recs, newRecord(events.TypeDeferredRequested, k.session, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Metadata: meta}))
+		}
+	}
+	if len(ids) == 0 {
+		return decision{}
+	}
+	var rs []string
+	for _, kind := range []PendingKind{PendingApproval, PendingDeferred} {
+		if reasons[kind] {
+			rs = append(rs, string(kind))
+		}
+	}
+	reason := rs[0]
+	if len(rs) > 1 {
+		reason = rs[0] + "," + rs[1]
+	}
+	recs = append(recs, newRecord(events.TypeRunWaiting, k.session, r.ID, "", events.RunWaiting{Reason: reason, ToolCallIDs: ids}))
+	return decision{recs: recs, split: true}
+}
+
+// policyReturn is the return of a call the agent's approval policy stops
+// before it runs.
+func policyReturn(cs *CallState) toolsets.Return {
+	const why = "the agent's approval policy requires approval for this tool"
+	return controlReturn(cs, toolsets.KindApprovalRequired, &toolsets.Control{Message: "approval required: " + why, Reason: why})
+}
+
+func controlReturn(cs *CallState, kind toolsets.Kind, ctl *toolsets.Control) toolsets.Return {
+	f := kind.Flags()
+	content, _ := json.Marshal(ctl.Message)
+	return toolsets.Return{CallID: cs.ID, ToolName: cs.Tool, Kind: kind, Success: f.Success, IsError: f.IsError, Content: content, Control: ctl}
+}
+
+func returnedEvent(session, run string, ret toolsets.Return) record {
+	return limitedReturnedEvent(session, run, ret, 0)
+}
+
+// limitedReturnedEvent is returnedEvent for a return of a tool: one whose
+// encoding is longer than limit bytes (limit > 0) is recorded as the
+// execution error TooLargeReturn.
+func limitedReturnedEvent(session, run string, ret toolsets.Return, limit int) record {
+	b, err := json.Marshal(&ret)
+	if err != nil {
+		content, _ := json.Marshal("the tool's return could not be encoded: " + err.Error())
+		ret = toolsets.Return{CallID: ret.CallID, ToolName: ret.ToolName, Kind: toolsets.KindUserError, IsError: true, Content: content}
+		b, _ = json.Marshal(&ret)
+	}
+	if limit > 0 && len(b) > limit {
+		ret = TooLargeReturn(ret.CallID, ret.ToolName, ret.Attempts, len(b), limit, "")
+		b, _ = json.Marshal(&ret)
+	}
+	d := events.ToolReturned{Tool: ret.ToolName, Return: b, IsError: ret.IsError, Attempt: ret.Attempts}
+	if typ, msg, ok := ret.CapturedError(); ok {
+		d.Error = &events.ErrorInfo{Kind: string(ret.Kind), Message: msg, Type: typ}
+	}
+	rec := newRecord(events.TypeToolReturned, session, run, ret.CallID, d)
+	rec.extra = ret
+	return rec
+}

@@ -1,0 +1,201 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/weft-run/weft/events"
+)
+
+// The session actor's store: it reads its stream once (load) and appends
+// every change with the state's version as the expected version.
+
+// load rebuilds the state from the session's stream. On failure the state
+// stays nil and loadErr says why: ErrUnavailable when the store could not
+// be read (JetStream restarting, a timeout: the next command tries again),
+// ErrInternal when the fold refuses the stream, ErrInternal and
+// ErrSessionDamaged when the stream holds poison or the store is damaged.
+func (a *sessionActor) load() error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	st := NewSessionState(a.id)
+	evs, err := a.h.cfg.Store.ReadStream(ctx, events.SessionStream(a.id), 0)
+	switch {
+	case errors.Is(err, events.ErrStreamNotFound):
+		evs = nil // a new session
+	case errors.Is(err, events.ErrPoison) || errors.Is(err, events.ErrDamagedStore):
+		// Retrying reads the same damage: the session is damaged.
+		a.loadErr = fmt.Errorf("%w: %w", ErrSessionDamaged, err)
+		a.h.log.Error("load session: damaged", "session", a.id, "err", err)
+		return a.loadErr
+	case err != nil:
+		a.loadErr = fmt.Errorf("%w: read session: %w", ErrUnavailable, err)
+		a.h.log.Warn("load session", "session", a.id, "err", err)
+		return a.loadErr
+	}
+	for _, ev := range evs {
+		if err := st.Apply(ev); err != nil {
+			a.loadErr = fmt.Errorf("%w: fold session: %w", ErrInternal, err)
+			a.h.log.Error("load session", "session", a.id, "err", err)
+			return a.loadErr
+		}
+	}
+	a.st, a.loadErr = st, nil
+	return nil
+}
+
+// append writes recs in one append (all of them or none) with the state's
+// version as the expected version, applies them, publishes them, and
+// notifies the watchers of runs that settled. On a conflict it reloads the
+// state from the stream.
+func (a *sessionActor) append(recs ...record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if a.down {
+		return ErrSessionOwned
+	}
+	if a.st == nil {
+		return fmt.Errorf("%w: session state not loaded", ErrUnavailable)
+	}
+	// The runs recs touch (almost always one) and their statuses before.
+	type runStatus struct {
+		id string
+		st RunStatus
+	}
+	var before []runStatus
+	for _, rec := range recs {
+		if slices.ContainsFunc(before, func(b runStatus) bool { return b.id == rec.RunID }) {
+			continue
+		}
+		b := runStatus{id: rec.RunID}
+		if r := a.st.Runs[rec.RunID]; r != nil {
+			b.st = r.Status
+		}
+		before = append(before, b)
+	}
+	stream := events.SessionStream(a.id)
+	evs := make([]events.Event, len(recs))
+	for i := range recs {
+		evs[i] = recs[i].Event
+	}
+	ctx := a.store.get()
+	res, err := a.h.cfg.Store.Append(ctx, stream, events.Exact(a.st.Version), evs...)
+	if err != nil {
+		if errors.Is(err, events.ErrWrongExpectedVersion) {
+			if st, rerr := a.h.ReadSession(ctx, a.id); rerr == nil {
+				a.st = st
+			}
+			// Another node appended: it drives the session now.
+			a.down = true
+			a.h.standDown(a.id, a.self)
+			err = fmt.Errorf("%w: %w", ErrSessionOwned, err)
+		}
+		a.h.log.Error("append", "session", a.id, "err", err)
+		if errors.Is(err, events.ErrPayloadTooLarge) {
+			a.failTooLarge(recs, err)
+		}
+		return err
+	}
+	for i := range recs {
+		if i < len(res.Blobs) && res.Blobs[i] != nil {
+			// Stored by reference: the record hashes as stored.
+			recs[i].Blob = res.Blobs[i]
+		}
+		// The same numbering and hash links the store gave the stored
+		// copies (events.Chain), so that the published events are the
+		// stored ones.
+		recs[i].Stream, recs[i].Version = stream, res.FirstVersion+uint64(i)
+		recs[i].PrevHash = a.st.LastHash
+		if i == len(recs)-1 {
+			recs[i].Position = res.LastPosition
+		}
+		if err := a.st.applyRecord(recs[i]); err != nil {
+			// The events are stored; the fold refusing them is a bug.
+			a.h.log.Error("apply", "session", a.id, "err", err)
+			return err
+		}
+	}
+	a.h.publish(recs)
+	for _, b := range before {
+		r := a.st.Runs[b.id]
+		if r != nil && r.Status != b.st && r.Status.Settled() {
+			if o, ok := a.st.Outcome(b.id); ok {
+				if m := a.run; r.Status.Ended() && m != nil && m.id == b.id && m.prepared {
+					// Exit the run's toolsets first; the outcome is
+					// notified once their reports are recorded.
+					m.prepared = false
+					tc := a.toolsetContext(m, r.Step)
+					a.exits++
+					a.h.system.Root.RequestWithCustomSender(a.life, &exitRequest{lcs: m.lcs, tc: tc, outcome: o}, a.self)
+				} else {
+					if r.Status.Ended() {
+						a.h.forgetRun(b.id)
+					}
+					a.h.notify(o)
+				}
+			}
+		}
+	}
+	if ar := a.st.ActiveRun(); a.run != nil && (ar == nil || ar.ID != a.run.id) {
+		a.endRun(errRunCancelled)
+	}
+	return nil
+}
+
+// failTooLarge fails the runs of recs, which the store refused as too
+// large, so that none of them is left running (advance would build the
+// same events again after every restart).
+func (a *sessionActor) failTooLarge(recs []record, cause error) {
+	if !slices.ContainsFunc(recs, func(r record) bool { return r.Type != events.TypeRunFailed }) {
+		return // the refused append was only failures: nothing smaller to record
+	}
+	var done []string
+	for _, rec := range recs {
+		r := a.st.Runs[rec.RunID]
+		if r == nil || r.Status.Ended() || slices.Contains(done, r.ID) {
+			continue
+		}
+		done = append(done, r.ID)
+		a.fail(r, FailPayloadTooLarge, fmt.Sprintf("the store refused the run's %s event as too large: %v", rec.Type, cause))
+	}
+}
+
+// appendSteps appends recs, a sequence of which every prefix is a state
+// advance can carry on from (it completes what is missing; see complete).
+// On a store whose multi-event appends are costly (HostConfig.SplitAppends)
+// it appends them one at a time; otherwise in one append.
+func (a *sessionActor) appendSteps(recs ...record) error {
+	if !a.h.cfg.SplitAppends || len(recs) < 2 {
+		return a.append(recs...)
+	}
+	for i := range recs {
+		if err := a.append(recs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onExited records the closed reports of a run's toolsets, then tells the
+// run's watchers how it ended.
+func (a *sessionActor) onExited(m *exitedReply) {
+	a.exits--
+	var recs []record
+	for _, rep := range m.reports {
+		recs = append(recs, reportRecord(a.id, m.runID, rep, nil, nil, nil))
+	}
+	_ = a.appendSteps(recs...)
+	a.h.forgetRun(m.runID)
+	o := m.outcome
+	o.Version = a.st.Version
+	a.h.notify(o)
+}
+
+// fail appends a run.failed event for run r.
+func (a *sessionActor) fail(r *RunState, kind, msg string) {
+	u := r.Usage
+	_ = a.append(newRecord(events.TypeRunFailed, a.id, r.ID, "", events.RunFailed{Error: events.ErrorInfo{Kind: kind, Message: msg}, Usage: &u}))
+}
