@@ -1,13 +1,16 @@
 package bus
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -76,21 +79,22 @@ const JSGuardQueue = "weft-jsguard"
 func ServeJSGuard(nc *nats.Conn, l Layout) (*JSGuard, error) {
 	g := &JSGuard{}
 	sub, err := nc.QueueSubscribe(guardPrefix+">", JSGuardQueue, func(m *nats.Msg) {
-		api, err := l.guardDecide(m.Subject, m.Data)
+		api, body, err := l.guardDecide(m.Subject, m.Data)
 		if err != nil {
 			if m.Reply != "" {
 				_ = m.Respond(guardRefusal(m.Subject, err))
 			}
 			return
 		}
-		// The guard asks the API itself and relays its one answer to the
-		// request's reply subject (the route back into the requester's
-		// account, which a client may not name as its own reply); the
-		// requester's headers are not forwarded.
+		// The guard asks the API itself, with the body it checked, and
+		// relays its one answer to the request's reply subject (the
+		// route back into the requester's account, which a client may
+		// not name as its own reply); the requester's headers are not
+		// forwarded.
 		g.inflight.Add(1)
 		go func() {
 			defer g.inflight.Done()
-			ans, err := nc.Request(api, m.Data, guardTimeout)
+			ans, err := nc.Request(api, body, guardTimeout)
 			if err == nil && m.Reply != "" {
 				_ = m.Respond(ans.Data)
 			}
@@ -115,59 +119,85 @@ func (g *JSGuard) Close() error {
 }
 
 // guardDecide returns the JetStream API subject a guard request on subject
-// forwards to, or why it is refused.
-func (l Layout) guardDecide(subject string, data []byte) (string, error) {
+// forwards to and the body it forwards, or why it is refused. The body is
+// decoded as the server decodes it (its own request types, unknown fields
+// refused) and the guard forwards its own encoding of what it checked, so
+// that no spelling the two decoders might read differently (a duplicate
+// key, a second JSON value) slips past it.
+func (l Layout) guardDecide(subject string, data []byte) (string, []byte, error) {
 	rest, ok := strings.CutPrefix(subject, guardPrefix)
 	if !ok {
-		return "", fmt.Errorf("%w: %q is not a guard subject", ErrGuardRefused, subject)
+		return "", nil, fmt.Errorf("%w: %q is not a guard subject", ErrGuardRefused, subject)
 	}
 	name, call, _ := strings.Cut(rest, ".")
 	r, err := ParseRole(name)
 	if err != nil || r == RoleNode {
-		return "", fmt.Errorf("%w: no lesser role %q", ErrGuardRefused, name)
+		return "", nil, fmt.Errorf("%w: no lesser role %q", ErrGuardRefused, name)
 	}
+	var req any
 	switch {
 	case strings.HasPrefix(call, "CONSUMER.CREATE.") || strings.HasPrefix(call, "CONSUMER.DURABLE.CREATE."):
-		var req struct {
-			Config struct {
-				DeliverSubject string `json:"deliver_subject"`
-			} `json:"config"`
+		var cr server.CreateConsumerRequest
+		if err := decodeOne(data, &cr); err != nil {
+			return "", nil, fmt.Errorf("%w: a consumer request: %v", ErrGuardRefused, err)
 		}
-		if err := json.Unmarshal(data, &req); err != nil {
-			return "", fmt.Errorf("%w: a consumer request that is not JSON: %v", ErrGuardRefused, err)
+		if d := cr.Config.DeliverSubject; d != "" && !strings.HasPrefix(d, r.InboxPrefix()+".") {
+			return "", nil, fmt.Errorf("%w: the deliver subject %q of a %s consumer is not under its inbox %s.>", ErrGuardRefused, d, r, r.InboxPrefix())
 		}
-		if d := req.Config.DeliverSubject; d != "" && !strings.HasPrefix(d, r.InboxPrefix()+".") {
-			return "", fmt.Errorf("%w: the deliver subject %q of a %s consumer is not under its inbox %s.>", ErrGuardRefused, d, r, r.InboxPrefix())
-		}
+		req = cr
 	case call == "STREAM.CREATE."+l.WorkerQueueStream:
-		if err := l.checkPoolStream(data); err != nil {
-			return "", err
+		var sc server.StreamConfigRequest
+		if err := decodeOne(data, &sc); err != nil {
+			return "", nil, fmt.Errorf("%w: a stream configuration: %v", ErrGuardRefused, err)
 		}
+		if err := l.checkPoolStream(&sc.StreamConfig); err != nil {
+			return "", nil, err
+		}
+		if sc.Storage == 0 {
+			sc.Storage = server.FileStorage // the server's default, which has no zero encoding
+		}
+		req = sc
 	default:
-		return "", fmt.Errorf("%w: %s may not call %s through the guard", ErrGuardRefused, r, call)
+		return "", nil, fmt.Errorf("%w: %s may not call %s through the guard", ErrGuardRefused, r, call)
 	}
-	return jsAPI + call, nil
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: %v", ErrGuardRefused, err)
+	}
+	return jsAPI + call, body, nil
+}
+
+// decodeOne decodes data, exactly one JSON value with no field v lacks.
+func decodeOne(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("more than one JSON value")
+	}
+	return nil
 }
 
 // checkPoolStream refuses a configuration of the pool stream that takes
 // other subjects than the pool's or makes the server publish or read
 // elsewhere (republish, sources, mirror, subject transform).
-func (l Layout) checkPoolStream(data []byte) error {
-	var cfg map[string]json.RawMessage
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return fmt.Errorf("%w: a stream configuration that is not JSON: %v", ErrGuardRefused, err)
-	}
-	for _, k := range []string{"republish", "sources", "mirror", "subject_transform"} {
-		if v, ok := cfg[k]; ok && string(v) != "null" {
-			return fmt.Errorf("%w: the pool stream may not have %s", ErrGuardRefused, k)
-		}
-	}
-	var subjects []string
-	if err := json.Unmarshal(cfg["subjects"], &subjects); err != nil || len(subjects) == 0 {
+func (l Layout) checkPoolStream(cfg *server.StreamConfig) error {
+	switch {
+	case cfg.RePublish != nil:
+		return fmt.Errorf("%w: the pool stream may not republish", ErrGuardRefused)
+	case len(cfg.Sources) > 0:
+		return fmt.Errorf("%w: the pool stream may not have sources", ErrGuardRefused)
+	case cfg.Mirror != nil:
+		return fmt.Errorf("%w: the pool stream may not mirror", ErrGuardRefused)
+	case cfg.SubjectTransform != nil:
+		return fmt.Errorf("%w: the pool stream may not transform subjects", ErrGuardRefused)
+	case len(cfg.Subjects) == 0:
 		return fmt.Errorf("%w: the pool stream needs its subjects", ErrGuardRefused)
 	}
 	prefix := l.Subjects.Root() + ".worker.queue."
-	for _, s := range subjects {
+	for _, s := range cfg.Subjects {
 		if !strings.HasPrefix(s, prefix) || len(s) == len(prefix) {
 			return fmt.Errorf("%w: the pool stream may not take %q (only %s>)", ErrGuardRefused, s, prefix)
 		}

@@ -24,6 +24,9 @@ func TestGuardDecide(t *testing.T) {
 		{"push to an inbox prefix look-alike", "$WEFT.GUARD.reader.CONSUMER.CREATE.WEFT_EVENTS.c", `{"config":{"deliver_subject":"_INBOX_readerx.y"}}`, ""},
 		{"push to the node inbox", "$WEFT.GUARD.worker.CONSUMER.CREATE.WEFT_WORKER_QUEUE.c", `{"config":{"deliver_subject":"_INBOX.n1.c"}}`, ""},
 		{"not JSON", "$WEFT.GUARD.reader.CONSUMER.CREATE.WEFT_EVENTS.c", `{"config":`, ""},
+		{"a second value", "$WEFT.GUARD.reader.CONSUMER.CREATE.WEFT_EVENTS.c", `{"config":{}} {"config":{"deliver_subject":"weft.log.x"}}`, ""},
+		{"an unknown field", "$WEFT.GUARD.reader.CONSUMER.CREATE.WEFT_EVENTS.c", `{"config":{"deliver_to":"weft.log.x"}}`, ""},
+		{"a duplicate key", "$WEFT.GUARD.reader.CONSUMER.CREATE.WEFT_EVENTS.c", `{"config":{"deliver_subject":"_INBOX_reader.x","deliver_subject":"weft.log.x"}}`, ""},
 		{"node role", "$WEFT.GUARD.node.CONSUMER.CREATE.WEFT_EVENTS.c", `{}`, ""},
 		{"unknown role", "$WEFT.GUARD.alice.CONSUMER.CREATE.WEFT_EVENTS.c", `{}`, ""},
 		{"other call", "$WEFT.GUARD.reader.STREAM.DELETE.WEFT_EVENTS", `{}`, ""},
@@ -39,7 +42,7 @@ func TestGuardDecide(t *testing.T) {
 		{"pool stream without subjects", "$WEFT.GUARD.worker.STREAM.CREATE.WEFT_WORKER_QUEUE", `{"name":"WEFT_WORKER_QUEUE"}`, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := l.guardDecide(c.subject, []byte(c.body))
+			got, body, err := l.guardDecide(c.subject, []byte(c.body))
 			if c.want == "" {
 				if !errors.Is(err, ErrGuardRefused) {
 					t.Fatalf("guardDecide = %q, %v; want a refusal", got, err)
@@ -48,6 +51,10 @@ func TestGuardDecide(t *testing.T) {
 			}
 			if err != nil || got != c.want {
 				t.Fatalf("guardDecide = %q, %v; want %q", got, err, c.want)
+			}
+			// What is forwarded is what was checked, decoded again.
+			if again, _, err := l.guardDecide(c.subject, body); err != nil || again != got {
+				t.Fatalf("the forwarded body %s decides %q, %v", body, again, err)
 			}
 		})
 	}

@@ -77,9 +77,13 @@ type ServerConfig struct {
 	Token              string
 	// Credentials, when set, admit only its nkey users, each with its
 	// role's permissions in Layout (see Role): the authorization of a
-	// server that listens for other processes. It excludes Username,
-	// Password and Token. In-process connections (Server.Connect) use the
-	// node role.
+	// server that listens for other processes. The node role is in the
+	// server's global account, which holds the streams; every lesser role
+	// is in an account of its own that imports only what it uses
+	// (Layout.Imports), and the server runs the JetStream API guard
+	// (ServeJSGuard) their consumer requests go through. It excludes
+	// Username, Password and Token. In-process connections
+	// (Server.Connect) use the node role.
 	Credentials *Credentials
 	// Layout names the stream, bucket and subjects the role permissions
 	// protect; zero means DefaultLayout.
