@@ -43,7 +43,9 @@ func TestJetStreamAnswersStayInTheRolesAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := watch(t, b.rt.Conn(), "weft.log.>", "weft.evt.>", "weft.worker.cancel.>", "weft.cmd.>")
+	// A node connection watches the attacked subjects (the run waits: the
+	// node itself publishes nothing there).
+	node := watch(t, b.rt.Conn(), ingest, live, cancel, resume)
 	worker := b.conn(t, bus.RoleWorker)
 	cancels := watch(t, worker.nc, actors.WorkerCancelFilter(bus.Default))
 	before := lastSeq(t, b)
@@ -113,7 +115,7 @@ func TestConsumerDeliverSubjectOutsideTheInboxIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := watch(t, b.rt.Conn(), "weft.log.>", "weft.evt.>", "weft.worker.cancel.>", "weft.cmd.>")
+	node := watch(t, b.rt.Conn(), ingest, live, cancel, resume)
 	worker := b.conn(t, bus.RoleWorker)
 	cancels := watch(t, worker.nc, actors.WorkerCancelFilter(bus.Default))
 	// The pool stream exists, as a pool worker creates it.
