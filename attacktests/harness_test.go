@@ -35,7 +35,7 @@ type noArgs struct{}
 
 // newBench starts the server and the node; the node's agent "deployer"
 // calls the local tool deploy, which needs an approval.
-func newBench(t *testing.T) *bench {
+func newBench(t testing.TB) *bench {
 	t.Helper()
 	b := startNode(t)
 	b.addAgent(t, nil)
@@ -43,7 +43,7 @@ func newBench(t *testing.T) *bench {
 }
 
 // startNode starts the server and the node, with no agent.
-func startNode(t *testing.T) *bench {
+func startNode(t testing.TB) *bench {
 	t.Helper()
 	dir := t.TempDir()
 	creds, err := bus.LoadOrCreateCredentials(filepath.Join(dir, bus.CredentialsDir))
@@ -66,7 +66,7 @@ func startNode(t *testing.T) *bench {
 
 // addAgent registers the agent "deployer": its deploy tool is in remote
 // when set, the node's own tool otherwise.
-func (b *bench) addAgent(t *testing.T, remote toolsets.Toolset) {
+func (b *bench) addAgent(t testing.TB, remote toolsets.Toolset) {
 	t.Helper()
 	cfg := weft.AgentConfig{Model: deployModel(), ApprovalRequiredTools: []string{"deploy"}}
 	var err error
@@ -103,7 +103,7 @@ func deployModel() llm.Model {
 }
 
 // waiting starts a run that waits for the approval of deploy.
-func (b *bench) waiting(t *testing.T) (*weft.Session, *weft.Result) {
+func (b *bench) waiting(t testing.TB) (*weft.Session, *weft.Result) {
 	t.Helper()
 	sess := b.agent.NewSession()
 	res, err := sess.Run(t.Context(), "deploy")
@@ -134,7 +134,7 @@ type roleConn struct {
 }
 
 // conn connects as role r with the role's generated credentials.
-func (b *bench) conn(t *testing.T, r bus.Role) *roleConn {
+func (b *bench) conn(t testing.TB, r bus.Role) *roleConn {
 	t.Helper()
 	c := &roleConn{role: r, errs: make(chan error, 64)}
 	var err error

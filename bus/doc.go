@@ -29,8 +29,12 @@
 // approver, reader, worker) with the permissions Layout.Permissions derives
 // from the subject scheme (roles.go). A server that listens admits the nkey
 // users of Credentials (LoadOrCreateCredentials: one seed file per role,
-// mode 0600) with those permissions; Layout.NATSAuthorization writes the
-// same permissions for the configuration of an external cluster. Clients
+// mode 0600) with those permissions, every lesser role in a NATS account of
+// its own that imports only what it uses from the node account
+// (accounts.go, Layout.Imports), and runs the JetStream API guard those
+// accounts create consumers through (jsguard.go, ServeJSGuard);
+// Layout.NATSAccounts writes the same accounts for the configuration of an
+// external cluster. Clients
 // authenticate with WithRoleCredentials (or WithNKeySeedFile and WithRole).
 // A listener on a non-loopback address needs TLS (ServerConfig.TLS) or an
 // explicit InsecureListen.

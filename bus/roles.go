@@ -34,7 +34,11 @@ import (
 //   - operator: an approver that may also start and cancel runs.
 //
 // Every role but node replies only on its own inbox prefix (InboxPrefix), so
-// no lesser connection sees the replies meant for another role.
+// no lesser connection sees the replies meant for another role. The
+// permissions are the inner layer: each lesser role is also in a NATS
+// account of its own (Account, accounts.go), so that what the server
+// publishes on its behalf (a JetStream API answer, a consumer's delivery)
+// stays in that account.
 type Role string
 
 // The roles, from most to least trusted.

@@ -77,9 +77,13 @@ type ServerConfig struct {
 	Token              string
 	// Credentials, when set, admit only its nkey users, each with its
 	// role's permissions in Layout (see Role): the authorization of a
-	// server that listens for other processes. It excludes Username,
-	// Password and Token. In-process connections (Server.Connect) use the
-	// node role.
+	// server that listens for other processes. The node role is in the
+	// server's global account, which holds the streams; every lesser role
+	// is in an account of its own that imports only what it uses
+	// (Layout.Imports), and the server runs the JetStream API guard
+	// (ServeJSGuard) their consumer requests go through. It excludes
+	// Username, Password and Token. In-process connections
+	// (Server.Connect) use the node role.
 	Credentials *Credentials
 	// Layout names the stream, bucket and subjects the role permissions
 	// protect; zero means DefaultLayout.
@@ -118,8 +122,10 @@ var ErrServerNotReady = errors.New("bus: embedded nats-server not ready")
 // Server is an embedded nats-server with JetStream enabled. It installs no
 // signal handlers and never exits the process. Shutdown stops it.
 type Server struct {
-	srv *server.Server
-	cfg ServerConfig
+	srv       *server.Server
+	cfg       ServerConfig
+	guard     *JSGuard   // with Credentials: the JetStream API guard
+	guardConn *nats.Conn // and its connection
 }
 
 // StartServer starts an embedded nats-server with JetStream on
@@ -186,11 +192,16 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		opts.TLSConfig, opts.TLS = tc, true
 	}
 	if cfg.Credentials != nil {
-		opts.Nkeys = nkeyUsers(cfg.Credentials, cfg.Layout)
+		roleAccounts(opts, cfg.Credentials, cfg.Layout)
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("bus: start server: %w", err)
+	}
+	if cfg.Credentials != nil {
+		if err := linkAccounts(srv, cfg.Layout); err != nil {
+			return nil, fmt.Errorf("bus: start server: accounts: %w", err)
+		}
 	}
 	if cfg.Logger != nil {
 		srv.SetLogger(slogLogger{cfg.Logger}, cfg.Debug, cfg.Trace)
@@ -210,7 +221,36 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("bus: start server on %q: JetStream did not start", cfg.StoreDir)
 	}
-	return &Server{srv: srv, cfg: cfg}, nil
+	s := &Server{srv: srv, cfg: cfg}
+	if cfg.Credentials != nil {
+		if err := s.startGuard(); err != nil {
+			s.Shutdown()
+			return nil, fmt.Errorf("bus: start server on %q: %w", cfg.StoreDir, err)
+		}
+	}
+	return s, nil
+}
+
+// startGuard enables JetStream in the node account (the global account,
+// which has it by default only when it is the only account) and runs the
+// JetStream API guard on an in-process connection of the node role.
+func (s *Server) startGuard() error {
+	if !s.srv.GlobalAccount().JetStreamEnabled() {
+		if err := s.srv.GlobalAccount().EnableJetStream(nil, nil); err != nil {
+			return fmt.Errorf("JetStream in the node account: %w", err)
+		}
+	}
+	nc, err := s.Connect(nats.Name("weft-jsguard"))
+	if err != nil {
+		return err
+	}
+	g, err := ServeJSGuard(nc, s.cfg.Layout)
+	if err != nil {
+		nc.Close()
+		return err
+	}
+	s.guard, s.guardConn = g, nc
+	return nil
 }
 
 // Connect opens a client connection to the server in-process (no network),
@@ -261,6 +301,10 @@ func (s *Server) NATSServer() *server.Server { return s.srv }
 // Shutdown stops the server, closing every client connection, and waits
 // until it has stopped and flushed its stores. It is idempotent.
 func (s *Server) Shutdown() {
+	if s.guardConn != nil {
+		_ = s.guard.Close()
+		s.guardConn.Close()
+	}
 	s.srv.Shutdown()
 	s.srv.WaitForShutdown()
 }

@@ -630,11 +630,12 @@ func TestNATSConfigs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("nats-server rejects it: %v", err)
 			}
-			// The authorization is weft auth-config's, to the letter:
-			// the permissions of every role are the embedded server's.
-			block := bus.DefaultLayout().NATSAuthorization(func(r bus.Role) string { return "$" + bus.NKeyEnv(r) })
+			// The accounts are weft auth-config's, to the letter: the
+			// accounts, permissions, exports and imports of every role
+			// are the embedded server's.
+			block := bus.DefaultLayout().NATSAccounts(func(r bus.Role) string { return "$" + bus.NKeyEnv(r) })
 			if !strings.Contains(unindent(text), unindent(block)) {
-				t.Errorf("the authorization block is not weft auth-config's (regenerate it):\n%s", block)
+				t.Errorf("the accounts block is not weft auth-config's (regenerate it):\n%s", block)
 			}
 			if len(opts.Nkeys) != len(bus.Roles()) || opts.NoAuthUser != "" || opts.Authorization != "" || len(opts.Users) != 0 {
 				t.Errorf("users: %d nkeys, no_auth_user %q, %d others; want exactly the %d roles", len(opts.Nkeys), opts.NoAuthUser, len(opts.Users), len(bus.Roles()))
