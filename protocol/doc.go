@@ -1,10 +1,10 @@
 // Package protocol is the tool-call wire of weft: the messages, headers and
-// subjects with which a node sends tool calls to whoever executes them (its
-// own tool actor, on <root>.node.<node id>.tool.<name>, or remote tool
-// workers) and hears back. docs/worker-protocol.md is its specification,
-// written for worker authors in any language; this package is its Go form,
-// imported by both sides: the runtime (package actors) and the Go worker
-// (package worker), which therefore never imports the runtime.
+// subjects with which a node sends tool calls to remote tool workers and
+// hears back (a node's local calls use the same values in process, off
+// NATS). docs/worker-protocol.md is its specification, written for worker
+// authors in any language; this package is its Go form, imported by both
+// sides: the runtime (package actors) and the Go worker (package worker),
+// which therefore never imports the runtime.
 //
 // It holds, one idea per file:
 //
@@ -25,7 +25,7 @@
 //     to the blob store or replaced by an execution error (PayloadLimits,
 //     EncodeRequest / ResolveRequest, EncodeReport / ResolveReport);
 //   - execute.go: how a call is executed and reported, the same for a
-//     node's tool actor and a worker (ExecuteCall, ObservedTool).
+//     node's local calls and a worker's (ExecuteCall, ObservedTool).
 //
 // All bodies are JSON; unknown fields are ignored by both sides. The
 // package depends only on downward packages (bus, events, toolsets) and the

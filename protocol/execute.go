@@ -9,7 +9,7 @@ import (
 )
 
 // ExecuteCall executes call req through reg and reports on report, as a
-// node's tool actor and a remote tool worker do: started / retried reports
+// node does for its local calls and a remote tool worker for its: started / retried reports
 // of the attempts after the first (for tools wrapped with ObservedTool),
 // progress reports, then one returned report. report is called from the
 // calling goroutine and from the tool's emitter. meta is the run's

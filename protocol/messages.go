@@ -7,9 +7,11 @@ import (
 	"github.com/weft-run/weft/toolsets"
 )
 
-// ToolRequest is the body of a request on weft.node.<node id>.tool.<name>
-// (a local tool) or <root>.worker.call.<name> (a remote one): one call to
-// execute. The reply subject receives ToolReports.
+// ToolRequest is the body of a request on <root>.worker.call.<name> (or,
+// for a worker pool, <root>.worker.queue.<pool>.<name>): one call for a
+// remote worker to execute. Its reply subject (or, for a pool,
+// HeaderReply) receives ToolReports. A node's local tools get the same
+// value in its own process: their calls never travel on NATS.
 type ToolRequest struct {
 	SessionID string          `json:"session_id"`
 	RunID     string          `json:"run_id"`
@@ -23,7 +25,7 @@ type ToolRequest struct {
 	// Approval is set for an approved call.
 	Approval *toolsets.Approval `json:"approval,omitempty"`
 	// Metadata is the run's metadata (a JSON object), sent to remote tool
-	// workers only: a host's own tool actor reads it from the run.
+	// workers only: a node's local calls read it from the run.
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// ModelRetries is how many times the model has been asked to retry
 	// this tool in the run before this call (toolsets.ToolContext's
@@ -42,11 +44,11 @@ const (
 	ReportHeartbeat = "heartbeat"
 )
 
-// ToolReport is a message from whoever executes a call (a node's tool
-// actor, a remote worker) to the node that sent it, on the reply subject
-// of its ToolRequest: zero or more started / retried / progress (and, from
-// a worker, heartbeat) reports, then exactly one returned report carrying
-// the canonical return.
+// ToolReport is a message from whoever executes a call (a remote worker,
+// on the reply subject of its ToolRequest; a node's local call, in
+// process) to the node that sent it: zero or more started / retried /
+// progress (and, from a worker, heartbeat) reports, then exactly one
+// returned report carrying the canonical return.
 type ToolReport struct {
 	Type    string `json:"type"`
 	CallID  string `json:"call_id"`
