@@ -78,7 +78,11 @@
 //
 // # Subjects and messages (PROTOCOL)
 //
-// All bodies are JSON.
+// All bodies are JSON. The commands' are this package's (protocol.go). The
+// tool calls' messages (ToolRequest, ToolReport, WorkerDescription), their
+// Weft-* headers and the worker subjects are package protocol's, which the
+// Go worker imports instead of the runtime (docs/worker-protocol.md is
+// their specification); this package names them by aliases (wire.go).
 //
 //	weft.cmd.session.<id>.start    request StartCommand  {"run_id","agent","prompt"}
 //	weft.cmd.session.<id>.resume   request ResumeCommand {"run_id","decisions":[Decision…]}
@@ -133,7 +137,7 @@
 // A request or report too large for a NATS message carries its arguments
 // ("arguments_blob") or return ("return_blob") by reference to the blob
 // store instead, or the call returns an execution error saying why (see
-// payload.go).
+// payload.go in package protocol).
 //
 // <id> is the session id escaped with bus.EscapeToken. Command error codes:
 // unknown_agent, session_busy, unknown_run, not_waiting, run_ended,

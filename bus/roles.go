@@ -87,7 +87,7 @@ func (r Role) InboxPrefix() string {
 
 // The default JetStream names the permissions protect (they equal
 // jetstream.DefaultStreamName, jetstream.BlobBucket(DefaultEventStream),
-// actors.DefaultLeaseBucket and actors.WorkerQueueStream(Default); a test
+// actors.DefaultLeaseBucket and protocol.WorkerQueueStream(Default); a test
 // checks it).
 const (
 	DefaultEventStream = "WEFT_EVENTS"

@@ -8,8 +8,8 @@ import (
 )
 
 // This file (with node.go) is where weft names NATS subjects; the worker
-// subjects are built beside the worker protocol's messages in
-// actors/protocol.go and documented in docs/worker-protocol.md.
+// subjects are built beside the worker protocol's messages in package
+// protocol (protocol/subjects.go) and documented in docs/worker-protocol.md.
 //
 // Subject scheme (Root is "weft" unless a Subjects value says otherwise):
 //

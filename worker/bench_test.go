@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/protocol"
 )
 
 // BenchmarkRemoteRoundTrip measures the protocol round trip of one remote
@@ -46,22 +46,22 @@ func BenchmarkRemoteRoundTrip(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = sub.Unsubscribe() })
-			subject, _ := actors.WorkerCallSubject(bus.Default, "echo_0")
+			subject, _ := protocol.WorkerCallSubject(bus.Default, "echo_0")
 			if mode.name == "pool" {
-				subject, _ = actors.WorkerQueueSubject(bus.Default, "bench", "echo_0")
+				subject, _ = protocol.WorkerQueueSubject(bus.Default, "bench", "echo_0")
 			}
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				id := "c" + strconv.Itoa(i)
-				data, _ := json.Marshal(actors.ToolRequest{SessionID: "s", RunID: "r", CallID: id, Name: "echo_0", Arguments: json.RawMessage(`{}`)})
+				data, _ := json.Marshal(protocol.ToolRequest{SessionID: "s", RunID: "r", CallID: id, Name: "echo_0", Arguments: json.RawMessage(`{}`)})
 				msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
-				msg.Header.Set(actors.HeaderCallID, id)
-				msg.Header.Set(actors.HeaderDelivery, "1")
-				msg.Header.Set(actors.HeaderHeartbeat, "250")
+				msg.Header.Set(protocol.HeaderCallID, id)
+				msg.Header.Set(protocol.HeaderDelivery, "1")
+				msg.Header.Set(protocol.HeaderHeartbeat, "250")
 				start := time.Now()
 				if mode.name == "pool" {
-					msg.Header.Set(actors.HeaderReply, inbox)
+					msg.Header.Set(protocol.HeaderReply, inbox)
 					_, err = js.PublishMsgAsync(msg)
 				} else {
 					msg.Reply = inbox
@@ -71,11 +71,11 @@ func BenchmarkRemoteRoundTrip(b *testing.B) {
 					b.Fatal(err)
 				}
 				for {
-					var r actors.ToolReport
+					var r protocol.ToolReport
 					if err := json.Unmarshal((<-reports).Data, &r); err != nil {
 						b.Fatal(err)
 					}
-					if r.Type == actors.ReportReturned {
+					if r.Type == protocol.ReportReturned {
 						if r.CallID != id || r.Return.Kind != "success" {
 							b.Fatalf("report %+v", r)
 						}

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft"
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 	"github.com/weft-run/weft/worker"
 )
@@ -143,16 +143,16 @@ func blockPool(t *testing.T, url, pool, tool string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject, err := actors.WorkerQueueSubject(bus.Default, pool, tool)
+	subject, err := protocol.WorkerQueueSubject(bus.Default, pool, tool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(actors.ToolRequest{SessionID: "outside", RunID: "r", CallID: "c1", Name: tool, Arguments: json.RawMessage(`{}`)})
+	data, _ := json.Marshal(protocol.ToolRequest{SessionID: "outside", RunID: "r", CallID: "c1", Name: tool, Arguments: json.RawMessage(`{}`)})
 	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
-	msg.Header.Set(actors.HeaderCallID, "c1")
-	msg.Header.Set(actors.HeaderDelivery, "1")
-	msg.Header.Set(actors.HeaderHeartbeat, "250")
-	msg.Header.Set(actors.HeaderReply, nc.NewInbox())
+	msg.Header.Set(protocol.HeaderCallID, "c1")
+	msg.Header.Set(protocol.HeaderDelivery, "1")
+	msg.Header.Set(protocol.HeaderHeartbeat, "250")
+	msg.Header.Set(protocol.HeaderReply, nc.NewInbox())
 	if _, err := js.PublishMsg(t.Context(), msg); err != nil {
 		t.Fatal(err)
 	}

@@ -10,20 +10,20 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/protocol"
 )
 
 // WithPool makes the worker take its calls from worker pool name instead
 // of the core queue group: nodes publish the calls of the pool's tools
-// into a JetStream work queue (actors.WorkerQueueStream) and the pool's
+// into a JetStream work queue (protocol.WorkerQueueStream) and the pool's
 // workers pull them through one shared consumer, one pull per free slot,
 // so a call goes to a worker with room for it and waits in the stream
 // while every worker is busy (load-aware dispatch; see "Worker pools" in
 // docs/worker-protocol.md). The workers of a pool should serve the same
 // tools: a worker hands a call of a tool it does not serve back to the
 // pool. A pooled worker needs JetStream; its concurrency is
-// actors.DefaultPoolConcurrency unless WithConcurrency sets it.
+// protocol.DefaultPoolConcurrency unless WithConcurrency sets it.
 func WithPool(name string) Option { return func(w *Worker) { w.pool = name } }
 
 // WithQueueReplicas sets the replicas of the pool stream when this worker
@@ -39,17 +39,17 @@ func (w *Worker) servePool(ctx, callCtx context.Context) (stopped <-chan struct{
 	if err != nil {
 		return nil, fmt.Errorf("worker: pool %s: %w", w.pool, err)
 	}
-	scfg := actors.WorkerQueueStreamConfig(w.subj, w.queueReplicas)
+	scfg := protocol.WorkerQueueStreamConfig(w.subj, w.queueReplicas)
 	if _, err := js.CreateStream(ctx, scfg); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return nil, fmt.Errorf("worker: pool %s: stream %s: %w", w.pool, scfg.Name, err)
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, scfg.Name, actors.WorkerPoolConsumerConfig(w.subj, w.pool))
+	cons, err := js.CreateOrUpdateConsumer(ctx, scfg.Name, protocol.WorkerPoolConsumerConfig(w.subj, w.pool))
 	if err != nil {
 		return nil, fmt.Errorf("worker: pool %s: consumer: %w", w.pool, err)
 	}
 	slots := cap(w.slots) // the WithConcurrency limit
 	if slots == 0 {
-		slots = actors.DefaultPoolConcurrency
+		slots = protocol.DefaultPoolConcurrency
 	}
 	done := make(chan struct{})
 	left := make(chan struct{}, slots)
@@ -114,7 +114,7 @@ const WorkerPullRetry = time.Second
 // from the queue group.
 func (w *Worker) takePooled(callCtx context.Context, msg jetstream.Msg) {
 	h := msg.Headers()
-	reply := h.Get(actors.HeaderReply)
+	reply := h.Get(protocol.HeaderReply)
 	if reply == "" {
 		w.log.Warn("pooled call without a reply subject", "subject", msg.Subject())
 		_ = msg.Term()
@@ -123,7 +123,7 @@ func (w *Worker) takePooled(callCtx context.Context, msg jetstream.Msg) {
 	name, err := bus.UnescapeToken(msg.Subject()[strings.LastIndexByte(msg.Subject(), '.')+1:])
 	if _, served := w.reg.Lookup(name); err != nil || !served {
 		// Another worker of the pool serves it.
-		_ = msg.NakWithDelay(actors.WorkerHeartbeat)
+		_ = msg.NakWithDelay(protocol.WorkerHeartbeat)
 		return
 	}
 	w.mu.Lock()
@@ -135,7 +135,7 @@ func (w *Worker) takePooled(callCtx context.Context, msg jetstream.Msg) {
 	w.calls.Add(1)
 	w.mu.Unlock()
 	defer w.calls.Done()
-	w.publishReport(reply, actors.ToolReport{Type: actors.ReportHeartbeat, CallID: h.Get(actors.HeaderCallID), Tool: name})
+	w.publishReport(reply, protocol.ToolReport{Type: protocol.ReportHeartbeat, CallID: h.Get(protocol.HeaderCallID), Tool: name})
 	if err := msg.Ack(); err != nil {
 		w.log.Warn("acknowledge a pooled call", "subject", msg.Subject(), "err", err)
 	}

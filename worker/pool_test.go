@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft"
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 	"github.com/weft-run/weft/worker"
 )
@@ -175,7 +175,7 @@ func TestPoolDispatchIsLoadAware(t *testing.T) {
 	select {
 	case s := <-h.started:
 		t.Fatalf("a call of session %s started while every worker was busy", s)
-	case <-time.After(3 * actors.MissedHeartbeats * actors.WorkerHeartbeat):
+	case <-time.After(3 * protocol.MissedHeartbeats * protocol.WorkerHeartbeat):
 	}
 	close(h.release)
 	for range 4 {
@@ -276,11 +276,11 @@ func TestPoolRemoteBasics(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	msg, err := nc.Request(actors.WorkerDescribeSubject(bus.Default), nil, 5*time.Second)
+	msg, err := nc.Request(protocol.WorkerDescribeSubject(bus.Default), nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d actors.WorkerDescription
+	var d protocol.WorkerDescription
 	if err := json.Unmarshal(msg.Data, &d); err != nil || d.Pool != "basics" {
 		t.Fatalf("description %s (%v), want pool basics", msg.Data, err)
 	}
@@ -322,7 +322,7 @@ func TestPoolConfigErrors(t *testing.T) {
 		{"replicas", []worker.Option{worker.WithPool("p"), worker.WithQueueReplicas(7)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := worker.New(nc, []toolsets.Tool{echo}, tc.opts...); !errors.Is(err, actors.ErrBadPool) {
+			if _, err := worker.New(nc, []toolsets.Tool{echo}, tc.opts...); !errors.Is(err, protocol.ErrBadPool) {
 				t.Errorf("New = %v, want ErrBadPool", err)
 			}
 		})
@@ -341,7 +341,7 @@ func queueMsgs(t *testing.T, url string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := js.Stream(t.Context(), actors.WorkerQueueStream(bus.Default))
+	st, err := js.Stream(t.Context(), protocol.WorkerQueueStream(bus.Default))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestPoolLostQueueIsRefilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := js.Stream(t.Context(), actors.WorkerQueueStream(bus.Default))
+	st, err := js.Stream(t.Context(), protocol.WorkerQueueStream(bus.Default))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestPoolStreamUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := js.DeleteStream(t.Context(), actors.WorkerQueueStream(bus.Default)); err != nil {
+	if err := js.DeleteStream(t.Context(), protocol.WorkerQueueStream(bus.Default)); err != nil {
 		t.Fatal(err)
 	}
 	s := a.NewSession()

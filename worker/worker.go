@@ -4,7 +4,7 @@
 // A worker registers its tools in a toolsets.Registry, so that timeouts,
 // internal retries, argument validation and approvals behave exactly as
 // for a runtime's local tools. It serves the calls of each tool from the
-// queue group actors.WorkerQueueGroup on <root>.worker.call.<name> (so
+// queue group protocol.WorkerQueueGroup on <root>.worker.call.<name> (so
 // adding workers adds throughput), reports on the request's reply subject
 // (a heartbeat every heartbeat interval while a call runs, progress and
 // retry reports, then the return), answers <root>.worker.describe with its
@@ -33,10 +33,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	jsstore "github.com/weft-run/weft/events/jetstream"
+	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -58,7 +58,7 @@ type Worker struct {
 	pool          string
 	queueReplicas int
 	// Blobs for payloads too large for a message (see "Payloads too large
-	// for the bus" in the actors package): set by WithBlobs, or opened on
+	// for the bus" in package protocol): set by WithBlobs, or opened on
 	// first need from the log's blob bucket (blobsOnce).
 	blobs      events.BlobStore
 	blobsSet   bool
@@ -124,7 +124,7 @@ func WithID(id string) Option { return func(w *Worker) { w.id = id } }
 func WithDrain(d time.Duration) Option { return func(w *Worker) { w.drain = d } }
 
 // WithConcurrency limits the calls the worker executes at once to n (n
-// <= 0: no limit, the default; actors.DefaultPoolConcurrency for a pooled
+// <= 0: no limit, the default; protocol.DefaultPoolConcurrency for a pooled
 // worker). Calls beyond the limit wait in the worker, heartbeating, until a
 // running call returns. NATS queue groups spread calls evenly over
 // workers, not by load: set the limit to what one worker can run, and add
@@ -151,7 +151,7 @@ func WithBlobs(b events.BlobStore) Option {
 }
 
 // WithMaxPayloadBytes sets the largest result the worker sends, encoded
-// (default actors.DefaultMaxPayloadBytes); a larger one returns as an
+// (default protocol.DefaultMaxPayloadBytes); a larger one returns as an
 // execution error. The node applies its own limit too.
 func WithMaxPayloadBytes(n int) Option { return func(w *Worker) { w.maxPayload = n } }
 
@@ -172,18 +172,18 @@ func New(nc *nats.Conn, tools []toolsets.Tool, opts ...Option) (*Worker, error) 
 		o(w)
 	}
 	if w.pool != "" {
-		if err := actors.ValidatePool(w.pool); err != nil {
+		if err := protocol.ValidatePool(w.pool); err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
 	}
 	if w.queueReplicas < 0 || w.queueReplicas > 5 {
-		return nil, fmt.Errorf("worker: %w: queue replicas %d: must be 1 to 5", actors.ErrBadPool, w.queueReplicas)
+		return nil, fmt.Errorf("worker: %w: queue replicas %d: must be 1 to 5", protocol.ErrBadPool, w.queueReplicas)
 	}
 	for _, t := range tools {
 		if t == nil {
 			return nil, fmt.Errorf("%w: nil tool", ErrNoTools)
 		}
-		if err := w.reg.Register(actors.ObservedTool(t)); err != nil {
+		if err := w.reg.Register(protocol.ObservedTool(t)); err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
 	}
@@ -266,11 +266,11 @@ func (w *Worker) Serve(ctx context.Context) error {
 		pullersDone = done
 	} else {
 		for _, d := range w.defs {
-			subject, err := actors.WorkerCallSubject(w.subj, d.Name)
+			subject, err := protocol.WorkerCallSubject(w.subj, d.Name)
 			if err != nil {
 				return fmt.Errorf("worker: tool %q: %w", d.Name, err)
 			}
-			s, err := w.nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
+			s, err := w.nc.QueueSubscribe(subject, protocol.WorkerQueueGroup, func(m *nats.Msg) {
 				w.mu.Lock()
 				defer w.mu.Unlock()
 				if w.stopped {
@@ -288,16 +288,16 @@ func (w *Worker) Serve(ctx context.Context) error {
 			subs = append(subs, s)
 		}
 	}
-	cs, err := w.nc.Subscribe(actors.WorkerCancelFilter(w.subj), w.onCancel)
+	cs, err := w.nc.Subscribe(protocol.WorkerCancelFilter(w.subj), w.onCancel)
 	if err != nil {
 		return fmt.Errorf("worker: subscribe to cancels: %w", err)
 	}
 	subs = append(subs, cs)
-	desc, err := json.Marshal(actors.WorkerDescription{WorkerID: w.id, Tools: w.defs, Pool: w.pool})
+	desc, err := json.Marshal(protocol.WorkerDescription{WorkerID: w.id, Tools: w.defs, Pool: w.pool})
 	if err != nil {
 		return fmt.Errorf("worker: encode description: %w", err)
 	}
-	ds, err := w.nc.Subscribe(actors.WorkerDescribeSubject(w.subj), func(m *nats.Msg) {
+	ds, err := w.nc.Subscribe(protocol.WorkerDescribeSubject(w.subj), func(m *nats.Msg) {
 		if m.Reply != "" {
 			_ = m.Respond(desc)
 		}
@@ -318,7 +318,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 // otherwise remembers the cancel for cancelMemory, in case the call's
 // request is still on its way to this worker.
 func (w *Worker) onCancel(m *nats.Msg) {
-	session, run, call, err := actors.ParseWorkerCancelSubject(w.subj, m.Subject)
+	session, run, call, err := protocol.ParseWorkerCancelSubject(w.subj, m.Subject)
 	if err != nil {
 		return
 	}
@@ -369,15 +369,15 @@ func (w *Worker) unregister(key callKey) {
 
 // serve executes one call request and reports on its reply subject.
 func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
-	var req actors.ToolRequest
+	var req protocol.ToolRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || m.Reply == "" || req.CallID == "" {
 		w.log.Warn("bad tool request", "subject", m.Subject, "err", err)
 		return
 	}
 	if req.ArgumentsBlob != nil {
-		if err := actors.ResolveRequest(ctx, lazyBlobs{w}, &req); err != nil {
-			ret := actors.ErrorReturn(req, "tool "+req.Name+": "+err.Error())
-			w.publishReport(m.Reply, actors.ToolReport{Type: actors.ReportReturned, CallID: req.CallID, Tool: req.Name, Return: &ret})
+		if err := protocol.ResolveRequest(ctx, lazyBlobs{w}, &req); err != nil {
+			ret := protocol.ErrorReturn(req, "tool "+req.Name+": "+err.Error())
+			w.publishReport(m.Reply, protocol.ToolReport{Type: protocol.ReportReturned, CallID: req.CallID, Tool: req.Name, Return: &ret})
 			return
 		}
 	}
@@ -396,7 +396,7 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		return
 	}
 	defer w.unregister(key)
-	report := func(r actors.ToolReport) {
+	report := func(r protocol.ToolReport) {
 		if run.abandoned.Load() {
 			return
 		}
@@ -404,17 +404,17 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		w.publishReport(*run.reply.Load(), r)
 	}
 
-	interval := actors.WorkerHeartbeat
-	if ms, err := strconv.Atoi(m.Header.Get(actors.HeaderHeartbeat)); err == nil && ms > 0 {
+	interval := protocol.WorkerHeartbeat
+	if ms, err := strconv.Atoi(m.Header.Get(protocol.HeaderHeartbeat)); err == nil && ms > 0 {
 		interval = time.Duration(ms) * time.Millisecond
 	}
 	var mu sync.Mutex // orders reports: the tool's emitter may run on other goroutines
-	locked := func(r actors.ToolReport) {
+	locked := func(r protocol.ToolReport) {
 		mu.Lock()
 		defer mu.Unlock()
 		report(r)
 	}
-	locked(actors.ToolReport{Type: actors.ReportHeartbeat})
+	locked(protocol.ToolReport{Type: protocol.ReportHeartbeat})
 	done := make(chan struct{})
 	beat := make(chan struct{})
 	go func() {
@@ -426,7 +426,7 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 			case <-done:
 				return
 			case <-t.C:
-				locked(actors.ToolReport{Type: actors.ReportHeartbeat})
+				locked(protocol.ToolReport{Type: protocol.ReportHeartbeat})
 			}
 		}
 	}()
@@ -441,8 +441,8 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 			return
 		}
 	}
-	actors.ExecuteCall(callCtx, w.reg, req, req.Metadata, func(r actors.ToolReport) {
-		if r.Type != actors.ReportReturned {
+	protocol.ExecuteCall(callCtx, w.reg, req, req.Metadata, func(r protocol.ToolReport) {
+		if r.Type != protocol.ReportReturned {
 			locked(r)
 			return
 		}
@@ -462,22 +462,22 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 
 // publishReport sends r on reply, within the bus limit: a return too large
 // for a message goes by reference to the blob store, or is replaced by the
-// error that says it is too large (actors.EncodeReport), so the node
+// error that says it is too large (protocol.EncodeReport), so the node
 // always hears the call's return.
-func (w *Worker) publishReport(reply string, r actors.ToolReport) {
+func (w *Worker) publishReport(reply string, r protocol.ToolReport) {
 	if body, ok := w.encodeReport(r); ok {
 		w.publish(reply, r, body)
 	}
 }
 
-// encodeReport returns the message body of r (actors.EncodeReport); ok is
+// encodeReport returns the message body of r (protocol.EncodeReport); ok is
 // false for a report that is not sent.
-func (w *Worker) encodeReport(r actors.ToolReport) (body []byte, ok bool) {
-	lim := actors.PayloadLimits{Bus: int(w.nc.MaxPayload()), Max: w.maxPayload, Blobs: lazyBlobs{w}}
+func (w *Worker) encodeReport(r protocol.ToolReport) (body []byte, ok bool) {
+	lim := protocol.PayloadLimits{Bus: int(w.nc.MaxPayload()), Max: w.maxPayload, Blobs: lazyBlobs{w}}
 	if w.blobsSet && w.blobs == nil {
 		lim.Blobs = nil
 	}
-	body, ok, err := actors.EncodeReport(context.Background(), r, lim)
+	body, ok, err := protocol.EncodeReport(context.Background(), r, lim)
 	if err != nil || !ok {
 		w.log.Warn("tool report not sent", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
 		return nil, false
@@ -486,7 +486,7 @@ func (w *Worker) encodeReport(r actors.ToolReport) (body []byte, ok bool) {
 }
 
 // publish sends the body of report r on reply.
-func (w *Worker) publish(reply string, r actors.ToolReport, body []byte) {
+func (w *Worker) publish(reply string, r protocol.ToolReport, body []byte) {
 	if err := w.nc.Publish(reply, body); err != nil {
 		w.log.Warn("publish tool report", "tool", r.Tool, "call_id", r.CallID, "type", r.Type, "err", err)
 	}
@@ -540,10 +540,10 @@ func (w *Worker) blobStore() events.BlobStore {
 const blobRetry = 30 * time.Second
 
 // cancelledReport is the return of a call cancelled before it started.
-func cancelledReport(req actors.ToolRequest, cause error) actors.ToolReport {
+func cancelledReport(req protocol.ToolRequest, cause error) protocol.ToolReport {
 	msg := "cancelled before it started: " + cause.Error()
 	content, _ := json.Marshal(msg)
 	ret := toolsets.Return{CallID: req.CallID, ToolName: req.Name, Kind: toolsets.KindCancelled, IsError: true,
 		Content: content, Control: &toolsets.Control{Message: msg}}
-	return actors.ToolReport{Type: actors.ReportReturned, CallID: req.CallID, Tool: req.Name, Return: &ret}
+	return protocol.ToolReport{Type: protocol.ReportReturned, CallID: req.CallID, Tool: req.Name, Return: &ret}
 }

@@ -22,11 +22,11 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft"
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 	"github.com/weft-run/weft/worker"
 )
@@ -177,9 +177,9 @@ func child(url string) error {
 	go func() { done <- w.Serve(ctx) }()
 	// Serving once the worker answers a describe itself.
 	for {
-		msg, err := nc.Request(actors.WorkerDescribeSubject(bus.Default), nil, time.Second)
+		msg, err := nc.Request(protocol.WorkerDescribeSubject(bus.Default), nil, time.Second)
 		if err == nil {
-			var d actors.WorkerDescription
+			var d protocol.WorkerDescription
 			if json.Unmarshal(msg.Data, &d) == nil && d.WorkerID == id {
 				break
 			}
@@ -573,8 +573,8 @@ func TestRemoteDuplicateResult(t *testing.T) {
 	rt, url := node(t)
 	nc, subject := rawWorker(t, url, "raw", toolsets.Definition{Name: "twice", Description: "answers twice", Parameters: json.RawMessage(`{"type":"object"}`)})
 	headers := make(chan nats.Header, 1)
-	if _, err := nc.QueueSubscribe(subject, actors.WorkerQueueGroup, func(m *nats.Msg) {
-		var req actors.ToolRequest
+	if _, err := nc.QueueSubscribe(subject, protocol.WorkerQueueGroup, func(m *nats.Msg) {
+		var req protocol.ToolRequest
 		if err := json.Unmarshal(m.Data, &req); err != nil {
 			return
 		}
@@ -605,7 +605,7 @@ func TestRemoteDuplicateResult(t *testing.T) {
 		t.Errorf("return %q, want the first", got)
 	}
 	h := <-headers
-	got := map[string]string{"call": h.Get(actors.HeaderCallID), "delivery": h.Get(actors.HeaderDelivery)}
+	got := map[string]string{"call": h.Get(protocol.HeaderCallID), "delivery": h.Get(protocol.HeaderDelivery)}
 	if d := cmp.Diff(map[string]string{"call": "c1", "delivery": "1"}, got); d != "" {
 		t.Errorf("headers (-want +got):\n%s", d)
 	}
@@ -766,7 +766,7 @@ func TestRemoteNoWorker(t *testing.T) {
 	if _, err := nc.Subscribe(subject, func(m *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
-		deliveries = append(deliveries, m.Header.Get(actors.HeaderCallID)+"#"+m.Header.Get(actors.HeaderDelivery))
+		deliveries = append(deliveries, m.Header.Get(protocol.HeaderCallID)+"#"+m.Header.Get(protocol.HeaderDelivery))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -786,7 +786,7 @@ func TestRemoteNoWorker(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	var want []string
-	for i := 1; i <= actors.MaxDeliveries; i++ {
+	for i := 1; i <= protocol.MaxDeliveries; i++ {
 		want = append(want, "c1#"+strconv.Itoa(i))
 	}
 	if d := cmp.Diff(want, deliveries); d != "" {
@@ -870,8 +870,8 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 		<-served
 	})
 	t.Cleanup(release)
-	subject, _ := actors.WorkerCallSubject(bus.Default, "gated")
-	body, _ := json.Marshal(actors.ToolRequest{SessionID: "s", RunID: "r", CallID: "c1", Name: "gated", Arguments: json.RawMessage(`{}`)})
+	subject, _ := protocol.WorkerCallSubject(bus.Default, "gated")
+	body, _ := json.Marshal(protocol.ToolRequest{SessionID: "s", RunID: "r", CallID: "c1", Name: "gated", Arguments: json.RawMessage(`{}`)})
 	listen := func() chan *nats.Msg {
 		ch := make(chan *nats.Msg, 64)
 		inbox := nc.NewInbox()
@@ -910,11 +910,11 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 		case <-timeout:
 			t.Fatal("no return on the second reply subject")
 		}
-		var r actors.ToolReport
+		var r protocol.ToolReport
 		if err := json.Unmarshal(m.Data, &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Type == actors.ReportReturned {
+		if r.Type == protocol.ReportReturned {
 			if r.CallID != "c1" || r.Return.Kind != toolsets.KindSuccess {
 				t.Errorf("return %+v", r)
 			}
@@ -929,8 +929,8 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 	for {
 		select {
 		case m := <-first:
-			var r actors.ToolReport
-			if json.Unmarshal(m.Data, &r) == nil && r.Type == actors.ReportReturned {
+			var r protocol.ToolReport
+			if json.Unmarshal(m.Data, &r) == nil && r.Type == protocol.ReportReturned {
 				t.Errorf("the return went to the first reply subject")
 			}
 			continue
@@ -1063,14 +1063,14 @@ func rawWorker(t *testing.T, url, workerID string, def toolsets.Definition) (*na
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	desc, err := json.Marshal(actors.WorkerDescription{WorkerID: workerID, Tools: []toolsets.Definition{def}})
+	desc, err := json.Marshal(protocol.WorkerDescription{WorkerID: workerID, Tools: []toolsets.Definition{def}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nc.Subscribe(actors.WorkerDescribeSubject(bus.Default), func(m *nats.Msg) { _ = m.Respond(desc) }); err != nil {
+	if _, err := nc.Subscribe(protocol.WorkerDescribeSubject(bus.Default), func(m *nats.Msg) { _ = m.Respond(desc) }); err != nil {
 		t.Fatal(err)
 	}
-	subject, err := actors.WorkerCallSubject(bus.Default, def.Name)
+	subject, err := protocol.WorkerCallSubject(bus.Default, def.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1105,7 +1105,7 @@ func TestCancelBeforeCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	callSubject, err := actors.WorkerCallSubject(bus.Default, "mark")
+	callSubject, err := protocol.WorkerCallSubject(bus.Default, "mark")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1118,7 +1118,7 @@ func TestCancelBeforeCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = sub.Unsubscribe() }()
-		req, err := json.Marshal(actors.ToolRequest{SessionID: "s1", RunID: run, CallID: "c1", Name: "mark", Arguments: json.RawMessage(`{}`)})
+		req, err := json.Marshal(protocol.ToolRequest{SessionID: "s1", RunID: run, CallID: "c1", Name: "mark", Arguments: json.RawMessage(`{}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1130,16 +1130,16 @@ func TestCancelBeforeCall(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run %s: no return: %v", run, err)
 			}
-			var r actors.ToolReport
+			var r protocol.ToolReport
 			if err := json.Unmarshal(m.Data, &r); err != nil {
 				t.Fatalf("run %s: bad report %q: %v", run, m.Data, err)
 			}
-			if r.Type == actors.ReportReturned {
+			if r.Type == protocol.ReportReturned {
 				return r.Return
 			}
 		}
 	}
-	cancelSubject, err := actors.WorkerCancelSubject(bus.Default, "s1", "r1", "c1")
+	cancelSubject, err := protocol.WorkerCancelSubject(bus.Default, "s1", "r1", "c1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,11 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft"
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -586,7 +586,7 @@ func TestJSWorkerCancelBeforeCall(t *testing.T) {
 	url := server(t)
 	w := startJSWorker(t, url, "js-1")
 	client := connectAs(t, url, bus.RoleNode) // it sends calls and cancels as a node does
-	cancelSubject, err := actors.WorkerCancelSubject(bus.Default, "s1", "r1", "c1")
+	cancelSubject, err := protocol.WorkerCancelSubject(bus.Default, "s1", "r1", "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,7 +606,7 @@ func TestJSWorkerCancelBeforeCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := client.PublishRequest(actors.WorkerDescribeSubject(bus.Default), inbox, nil); err != nil {
+	if err := client.PublishRequest(protocol.WorkerDescribeSubject(bus.Default), inbox, nil); err != nil {
 		t.Fatal(err)
 	}
 	for described := false; !described; {
@@ -614,19 +614,19 @@ func TestJSWorkerCancelBeforeCall(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no describe answer from the worker: %v", err)
 		}
-		var d actors.WorkerDescription
+		var d protocol.WorkerDescription
 		if err := json.Unmarshal(m.Data, &d); err != nil {
 			t.Fatalf("describe answer %q: %v", m.Data, err)
 		}
 		described = d.WorkerID == "js-1"
 	}
-	callSubject, err := actors.WorkerCallSubject(bus.Default, "js_add")
+	callSubject, err := protocol.WorkerCallSubject(bus.Default, "js_add")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// finalReport sends the call c1 of run in session s1 and returns its
 	// returned report.
-	finalReport := func(run string) actors.ToolReport {
+	finalReport := func(run string) protocol.ToolReport {
 		t.Helper()
 		inbox := client.NewInbox()
 		sub, err := client.SubscribeSync(inbox)
@@ -634,14 +634,14 @@ func TestJSWorkerCancelBeforeCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = sub.Unsubscribe() }()
-		req, err := json.Marshal(actors.ToolRequest{SessionID: "s1", RunID: run, CallID: "c1", Name: "js_add", Arguments: json.RawMessage(`{"a":1,"b":2}`)})
+		req, err := json.Marshal(protocol.ToolRequest{SessionID: "s1", RunID: run, CallID: "c1", Name: "js_add", Arguments: json.RawMessage(`{"a":1,"b":2}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		msg := &nats.Msg{Subject: callSubject, Reply: inbox, Data: req, Header: nats.Header{}}
-		msg.Header.Set(actors.HeaderCallID, "c1")
-		msg.Header.Set(actors.HeaderDelivery, "1")
-		msg.Header.Set(actors.HeaderHeartbeat, strconv.Itoa(int(actors.WorkerHeartbeat/time.Millisecond)))
+		msg.Header.Set(protocol.HeaderCallID, "c1")
+		msg.Header.Set(protocol.HeaderDelivery, "1")
+		msg.Header.Set(protocol.HeaderHeartbeat, strconv.Itoa(int(protocol.WorkerHeartbeat/time.Millisecond)))
 		if err := client.PublishMsg(msg); err != nil {
 			t.Fatal(err)
 		}
@@ -650,11 +650,11 @@ func TestJSWorkerCancelBeforeCall(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run %s: no returned report: %v", run, err)
 			}
-			var r actors.ToolReport
+			var r protocol.ToolReport
 			if err := json.Unmarshal(m.Data, &r); err != nil {
 				t.Fatalf("run %s: bad report %q: %v", run, m.Data, err)
 			}
-			if r.Type == actors.ReportReturned {
+			if r.Type == protocol.ReportReturned {
 				return r
 			}
 		}
@@ -666,7 +666,7 @@ func TestJSWorkerCancelBeforeCall(t *testing.T) {
 		Content  string
 		Attempts int
 	}
-	summarize := func(r actors.ToolReport) summary {
+	summarize := func(r protocol.ToolReport) summary {
 		if r.Return == nil {
 			return summary{CallID: r.CallID, Tool: r.Tool}
 		}

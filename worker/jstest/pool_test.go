@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft"
-	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 	"github.com/weft-run/weft/worker"
 )
@@ -37,7 +37,7 @@ func queueStream(t *testing.T, url string) jetstream.Stream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := js.Stream(t.Context(), actors.WorkerQueueStream(bus.Default))
+	st, err := js.Stream(t.Context(), protocol.WorkerQueueStream(bus.Default))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func (w *jsWorker) quiet(t *testing.T, prefix string, d time.Duration) {
 // describe returns the descriptions the workers on url answer with, by
 // worker id, once every worker of ids answered. It asks again every
 // 250 ms, as a node does, for workers that subscribe later.
-func describe(t *testing.T, url string, ids ...string) map[string]actors.WorkerDescription {
+func describe(t *testing.T, url string, ids ...string) map[string]protocol.WorkerDescription {
 	t.Helper()
 	nc := connect(t, url)
 	inbox := nc.NewInbox()
@@ -97,7 +97,7 @@ func describe(t *testing.T, url string, ids ...string) map[string]actors.WorkerD
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]actors.WorkerDescription{}
+	got := map[string]protocol.WorkerDescription{}
 	missing := func() []string {
 		var out []string
 		for _, id := range ids {
@@ -112,7 +112,7 @@ func describe(t *testing.T, url string, ids ...string) map[string]actors.WorkerD
 		if time.Now().After(deadline) {
 			t.Fatalf("workers %v did not answer a describe request within %v", missing(), wait)
 		}
-		if err := nc.PublishRequest(actors.WorkerDescribeSubject(bus.Default), inbox, nil); err != nil {
+		if err := nc.PublishRequest(protocol.WorkerDescribeSubject(bus.Default), inbox, nil); err != nil {
 			t.Fatal(err)
 		}
 		for {
@@ -127,7 +127,7 @@ func describe(t *testing.T, url string, ids ...string) map[string]actors.WorkerD
 			if err != nil {
 				t.Fatal(err)
 			}
-			var d actors.WorkerDescription
+			var d protocol.WorkerDescription
 			if err := json.Unmarshal(m.Data, &d); err != nil {
 				t.Fatalf("describe answer %q: %v", m.Data, err)
 			}
@@ -216,7 +216,7 @@ func TestJSPoolQueueReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := js.Stream(ctx, actors.WorkerQueueStream(bus.Default))
+	st, err := js.Stream(ctx, protocol.WorkerQueueStream(bus.Default))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestJSPoolQueuedCallRunsOnce(t *testing.T) {
 	waitQueue(t, url, 1)
 	// Longer than the heartbeat deadline: the node does not send it again
 	// (it would be a second message), the worker does not take it.
-	w.quiet(t, "STARTED", 3*actors.MissedHeartbeats*actors.WorkerHeartbeat)
+	w.quiet(t, "STARTED", 3*protocol.MissedHeartbeats*protocol.WorkerHeartbeat)
 	waitQueue(t, url, 1)
 
 	cancelBusy()
@@ -349,9 +349,9 @@ func TestJSPoolQueuedCallRunsOnce(t *testing.T) {
 
 // publishPooled publishes a call of tool to pool into the pool stream, as
 // a node does, with reports to reply.
-func publishPooled(t *testing.T, nc *nats.Conn, pool, tool, reply string, req actors.ToolRequest) {
+func publishPooled(t *testing.T, nc *nats.Conn, pool, tool, reply string, req protocol.ToolRequest) {
 	t.Helper()
-	subject, err := actors.WorkerQueueSubject(bus.Default, pool, tool)
+	subject, err := protocol.WorkerQueueSubject(bus.Default, pool, tool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,10 +360,10 @@ func publishPooled(t *testing.T, nc *nats.Conn, pool, tool, reply string, req ac
 		t.Fatal(err)
 	}
 	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
-	msg.Header.Set(actors.HeaderCallID, req.CallID)
-	msg.Header.Set(actors.HeaderDelivery, "1")
-	msg.Header.Set(actors.HeaderHeartbeat, strconv.Itoa(int(actors.WorkerHeartbeat/time.Millisecond)))
-	msg.Header.Set(actors.HeaderReply, reply)
+	msg.Header.Set(protocol.HeaderCallID, req.CallID)
+	msg.Header.Set(protocol.HeaderDelivery, "1")
+	msg.Header.Set(protocol.HeaderHeartbeat, strconv.Itoa(int(protocol.WorkerHeartbeat/time.Millisecond)))
+	msg.Header.Set(protocol.HeaderReply, reply)
 	msg.Header.Set(nats.MsgIdHdr, req.SessionID+"/"+req.RunID+"/"+req.CallID+"/1")
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -393,14 +393,14 @@ func TestJSPoolRawProtocol(t *testing.T) {
 
 	served := reports()
 	publishPooled(t, nc, "raw", "js_add", served.Subject,
-		actors.ToolRequest{SessionID: "s1", RunID: "r1", CallID: "c1", Name: "js_add", Arguments: json.RawMessage(`{"a":1,"b":2}`)})
+		protocol.ToolRequest{SessionID: "s1", RunID: "r1", CallID: "c1", Name: "js_add", Arguments: json.RawMessage(`{"a":1,"b":2}`)})
 	var types []string
 	for {
 		m, err := served.NextMsg(wait)
 		if err != nil {
 			t.Fatalf("reports %v, then: %v", types, err)
 		}
-		var r actors.ToolReport
+		var r protocol.ToolReport
 		if err := json.Unmarshal(m.Data, &r); err != nil {
 			t.Fatalf("bad report %q: %v", m.Data, err)
 		}
@@ -410,28 +410,28 @@ func TestJSPoolRawProtocol(t *testing.T) {
 		if len(types) == 0 || types[len(types)-1] != r.Type {
 			types = append(types, r.Type) // heartbeats collapsed
 		}
-		if r.Type == actors.ReportReturned {
+		if r.Type == protocol.ReportReturned {
 			if r.Return == nil || r.Return.Kind != toolsets.KindSuccess || string(r.Return.Content) != "3" {
 				t.Errorf("return %+v, want success 3", r.Return)
 			}
 			break
 		}
 	}
-	if d := cmp.Diff([]string{actors.ReportHeartbeat, actors.ReportReturned}, types); d != "" {
+	if d := cmp.Diff([]string{protocol.ReportHeartbeat, protocol.ReportReturned}, types); d != "" {
 		t.Errorf("reports (-want +got):\n%s", d)
 	}
 	waitQueue(t, url, 0)
 
 	unserved := reports()
 	publishPooled(t, nc, "raw", "go_only", unserved.Subject,
-		actors.ToolRequest{SessionID: "s1", RunID: "r1", CallID: "c2", Name: "go_only", Arguments: json.RawMessage(`{}`)})
+		protocol.ToolRequest{SessionID: "s1", RunID: "r1", CallID: "c2", Name: "go_only", Arguments: json.RawMessage(`{}`)})
 	// Handed back: the consumer delivers it again and again, and it stays
 	// in the queue.
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := js.Consumer(t.Context(), actors.WorkerQueueStream(bus.Default), "pool_raw")
+	cons, err := js.Consumer(t.Context(), protocol.WorkerQueueStream(bus.Default), "pool_raw")
 	if err != nil {
 		t.Fatal(err)
 	}

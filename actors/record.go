@@ -1,0 +1,45 @@
+package actors
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-run/weft/events"
+)
+
+// record is an event the session actor builds, with the typed values its
+// data was encoded from, so that the actor folds those values instead of
+// decoding the JSON it has just encoded. Events read from the log have no
+// typed values; the fold decodes them (SessionState.Apply).
+type record struct {
+	events.Event
+	// data is the events.* value Data encodes.
+	data any
+	// extra is a nested value Data carries as JSON: the llm.Message of a
+	// model.response, the toolsets.Return of a tool.returned, the prompt
+	// (string) of a run.started, the output (string) of a run.completed.
+	extra any
+}
+
+// newRecord builds an event of type t about run/call with data encoded as
+// JSON. Its ID is set here (UUIDv7) so that a retried append is idempotent.
+func newRecord(t events.Type, session, run, call string, data any) record {
+	b, err := json.Marshal(data)
+	if err != nil {
+		// Data structs of the catalogue always encode; a failure here is a
+		// programming error.
+		panic("actors: encode " + string(t) + ": " + err.Error())
+	}
+	// Time and SchemaVersion are set here, not left to the store, so that
+	// the events the host publishes are the ones stored.
+	sv, _ := t.SchemaVersion()
+	return record{Event: events.Event{ID: uuid.Must(uuid.NewV7()), Type: t, SchemaVersion: sv, Time: time.Now().UTC(),
+		SessionID: session, RunID: run, ToolCallID: call, Data: b}, data: data}
+}
+
+// newEvent is newRecord without the typed values.
+func newEvent(t events.Type, session, run, call string, data any) events.Event {
+	return newRecord(t, session, run, call, data).Event
+}
