@@ -82,7 +82,7 @@ func TestCoreAdvance(t *testing.T) {
 			events: []evt{failed(FailOutputRetryLimit, "the run's output was rejected 3 times; the budget is 2", events.Usage{})}},
 		{name: "within the output budget", given: concat([]events.Event{started()}, rejected(), rejected()), events: request, effects: step(3), split: true},
 		{name: "an agent this host lacks", given: []events.Event{ev(events.TypeRunStarted, "", events.RunStarted{Agent: "gone", Input: json.RawMessage(`"hi"`)})},
-			events: []evt{failed(FailInternal, `actors: unknown agent: "gone"`, events.Usage{})}},
+			events: []evt{failed(FailInternal, `weft: unknown agent: "gone"`, events.Usage{})}},
 		{name: "a waiting run", given: waitingFor()},
 		{name: "an ended run", given: []events.Event{started(), ev(events.TypeRunCancelled, "", events.RunCancelled{})}},
 		{name: "no run"},

@@ -9,13 +9,6 @@ import (
 	"github.com/weft-run/weft/events"
 )
 
-// ErrSessionDamaged: a session's stream holds poison (a stored message
-// that is not a weft event, an event that does not decode), events its
-// fold refuses, or events a damaged store cannot give back. Recover does
-// not carry such a session on (its error is a *DamagedError); a command to
-// it is answered with the code session_damaged. It matches ErrInternal.
-var ErrSessionDamaged = fmt.Errorf("actors: session damaged (%w)", ErrInternal)
-
 // DamagedSession is one damaged session and why.
 type DamagedSession struct {
 	ID string

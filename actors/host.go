@@ -354,12 +354,6 @@ func (h *Host) onCommand(m *nats.Msg) {
 	h.deliver(m, id, verb)
 }
 
-// InboxPrefix is the prefix every reply subject of a command must have:
-// the NATS inboxes ("_INBOX.…") and the role inboxes of bus.Role
-// ("_INBOX_<role>.…"). An empty reply subject (no answer wanted) is
-// allowed too.
-const InboxPrefix = "_INBOX"
-
 // replyIsInbox reports whether reply is empty or under InboxPrefix.
 func replyIsInbox(reply string) bool {
 	return reply == "" || strings.HasPrefix(reply, InboxPrefix+".") || strings.HasPrefix(reply, InboxPrefix+"_")

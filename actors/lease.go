@@ -31,11 +31,6 @@ const (
 	CommandQueueGroup = "weft-cmd"
 )
 
-// ErrSessionOwned is the sentinel of the session_owned command error: the
-// host the command was forwarded to no longer owns the session (its lease
-// moved). The caller retries the command.
-var ErrSessionOwned = errors.New("actors: session is owned by another node")
-
 // ErrBadLeaseConfig is returned by NewLeases for an invalid LeaseConfig.
 var ErrBadLeaseConfig = errors.New("actors: bad lease configuration")
 

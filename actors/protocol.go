@@ -1,47 +1,54 @@
 package actors
 
-// The session commands (PROTOCOL in doc.go): the bodies of
-// <root>.cmd.session.<id>.<verb> and of their replies, spoken by clients
-// and by the nodes that forward commands to a session's owner. The tool
-// calls' wire is package protocol (see wire.go).
+import "github.com/weft-run/weft/protocol"
 
-// The command verbs of weft.cmd.session.<id>.<verb>.
-const (
-	VerbStart  = "start"
-	VerbResume = "resume"
-	VerbCancel = "cancel"
+// The session commands' wire is package protocol (command.go,
+// command_error.go); actors keeps its names, so that the runtime's callers
+// branch on the same values (errors.Is works across the two names).
+
+// The command messages.
+type (
+	StartCommand  = protocol.StartCommand
+	ResumeCommand = protocol.ResumeCommand
+	CancelCommand = protocol.CancelCommand
+	CommandReply  = protocol.CommandReply
+	Decision      = protocol.Decision
+	CommandError  = protocol.CommandError
 )
 
-// StartCommand is the body of a start command: start run RunID of agent
-// Agent with Prompt.
-type StartCommand struct {
-	RunID  string `json:"run_id"`
-	Agent  string `json:"agent"`
-	Prompt string `json:"prompt"`
-	// Metadata is the run's metadata (a JSON object; optional), recorded
-	// in run.started and shown to tools (ToolContext.Metadata) and
-	// toolsets (ToolsetContext.Metadata).
-	Metadata map[string]any `json:"metadata,omitempty"`
-}
+// The verbs, decision actions and the reply subjects' prefix.
+const (
+	ActionApprove  = protocol.ActionApprove
+	ActionComplete = protocol.ActionComplete
+	ActionDeny     = protocol.ActionDeny
+	ActionFail     = protocol.ActionFail
+	VerbCancel     = protocol.VerbCancel
+	VerbResume     = protocol.VerbResume
+	VerbStart      = protocol.VerbStart
+	InboxPrefix    = protocol.InboxPrefix
+)
 
-// ResumeCommand is the body of a resume command: one decision for every
-// pending item of the waiting run RunID.
-type ResumeCommand struct {
-	RunID     string     `json:"run_id"`
-	Decisions []Decision `json:"decisions"`
-}
+// The sentinels of the command errors' codes.
+var (
+	ErrAlreadyDecided    = protocol.ErrAlreadyDecided
+	ErrBadCommand        = protocol.ErrBadCommand
+	ErrDuplicateDecision = protocol.ErrDuplicateDecision
+	ErrHostClosed        = protocol.ErrHostClosed
+	ErrInternal          = protocol.ErrInternal
+	ErrMissingDecisions  = protocol.ErrMissingDecisions
+	ErrNotWaiting        = protocol.ErrNotWaiting
+	ErrRunEnded          = protocol.ErrRunEnded
+	ErrSessionBusy       = protocol.ErrSessionBusy
+	ErrUnavailable       = protocol.ErrUnavailable
+	ErrUnknownAgent      = protocol.ErrUnknownAgent
+	ErrUnknownDecision   = protocol.ErrUnknownDecision
+	ErrUnknownRun        = protocol.ErrUnknownRun
+	ErrWrongDecision     = protocol.ErrWrongDecision
+	ErrSessionOwned      = protocol.ErrSessionOwned
+	ErrSessionDamaged    = protocol.ErrSessionDamaged
+)
 
-// CancelCommand is the body of a cancel command.
-type CancelCommand struct {
-	RunID  string `json:"run_id"`
-	By     string `json:"by,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// CommandReply is the reply to every command: the run and the session
-// version after the command's events, or the error that refused it.
-type CommandReply struct {
-	RunID   string        `json:"run_id,omitempty"`
-	Version uint64        `json:"version,omitempty"`
-	Error   *CommandError `json:"error,omitempty"`
+// commandError builds a *CommandError for sentinel with a message.
+func commandError(verb, session string, sentinel error, format string, args ...any) *CommandError {
+	return protocol.NewCommandError(verb, session, sentinel, format, args...)
 }

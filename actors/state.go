@@ -138,33 +138,6 @@ func (c *CallState) Done() bool {
 	return c.Return != nil && !c.Return.Kind.Flags().Suspends
 }
 
-// Decision is a human or external decision on a pending item. It is also
-// the body element of a resume command (see PROTOCOL in doc.go).
-type Decision struct {
-	// ID is the pending item's id: the tool call id.
-	ID string `json:"id"`
-	// Action is "approve", "deny", "complete" or "fail".
-	Action string `json:"action"`
-	// By says who decided.
-	By string `json:"by,omitempty"`
-	// Reason explains a denial or a failure; Note comments an approval.
-	Reason string `json:"reason,omitempty"`
-	// Arguments are the reviewed arguments of an approval (optional).
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Result is a completed deferred call's value, or a failed one's
-	// details (JSON): the failed return's content is then
-	// {"error": message, "details": Result}.
-	Result json.RawMessage `json:"result,omitempty"`
-}
-
-// The decision actions.
-const (
-	ActionApprove  = "approve"
-	ActionDeny     = "deny"
-	ActionComplete = "complete"
-	ActionFail     = "fail"
-)
-
 // NewSessionState returns the state of a session with no events.
 func NewSessionState(sessionID string) *SessionState {
 	return &SessionState{SessionID: sessionID, Runs: map[string]*RunState{}}

@@ -1,7 +1,7 @@
-// Package protocol is the tool-call wire of weft: the messages, headers and
-// subjects with which a node sends tool calls to remote tool workers and
-// hears back (a node's local calls use the same values in process, off
-// NATS). docs/worker-protocol.md is its specification, written for worker
+// Package protocol is the wire of weft: the messages, headers and subjects
+// with which a node sends tool calls to remote tool workers and hears back,
+// and the session commands clients and nodes send (a node's own calls and
+// commands use the same values in process, off NATS). docs/worker-protocol.md is its specification, written for worker
 // authors in any language; this package is its Go form, imported by both
 // sides: the runtime (package actors) and the Go worker (package worker),
 // which therefore never imports the runtime.
@@ -31,8 +31,9 @@
 // package depends only on downward packages (bus, events, toolsets) and the
 // NATS client, never on the actor runtime.
 //
-// The session commands (<root>.cmd.session.<id>.<verb>: StartCommand,
-// ResumeCommand, CancelCommand, CommandReply) are spoken by clients and
-// nodes, not by workers, and are still defined in package actors (see
-// PROTOCOL in its doc).
+// It also holds the session commands, which clients and nodes speak (not
+// workers): command.go (the verbs, StartCommand, ResumeCommand with its
+// Decisions, CancelCommand, CommandReply, InboxPrefix) and
+// command_error.go (CommandError and the sentinels of its codes). Package
+// actors keeps their names as aliases.
 package protocol
