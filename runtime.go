@@ -187,6 +187,7 @@ type Runtime struct {
 	tmp    string         // a temporary JetStream directory, removed on Close
 	lock   *DataDirLock   // the lock of Config.DataDir, released on Close
 	leases *actors.Leases // nil on the embedded server
+	guard  *bus.JSGuard   // the JetStream API guard on external NATS
 	// closeOnce runs Close once. Close keeps the fields set: sessions and
 	// watchers may still use them concurrently, and get ErrClosed.
 	closeOnce sync.Once
@@ -221,6 +222,13 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.conn, err = bus.Connect(ctx, urls, cfg.connectOptions()...)
 		if err != nil {
 			return nil, fmt.Errorf("weft: connect: %w", err)
+		}
+		// The lesser roles' consumer and pool-stream requests reach the
+		// JetStream API through a guard of the nodes (README, "Security
+		// model"); the embedded server runs its own.
+		if rt.guard, err = bus.ServeJSGuard(rt.conn, bus.DefaultLayout()); err != nil {
+			rt.conn.Close()
+			return nil, fmt.Errorf("weft: %w", err)
 		}
 	case cfg.DataDir != "" || cfg.Store != nil:
 		dir := cfg.DataDir
@@ -391,6 +399,9 @@ func (rt *Runtime) Close() error {
 }
 
 func (rt *Runtime) closeConn() {
+	if rt.guard != nil {
+		_ = rt.guard.Close()
+	}
 	if rt.conn != nil {
 		rt.conn.Close()
 	}

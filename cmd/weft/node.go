@@ -94,8 +94,6 @@ type node struct {
 	damaged   []actors.DamagedSession
 	// credsDir holds the listening server's role credentials.
 	credsDir string
-	// guard is the JetStream API guard of a node on an external NATS.
-	guard *bus.JSGuard
 }
 
 // startNode starts a node, registers the demo agent and recovers the runs
@@ -118,12 +116,6 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		}
 		if n.rt, err = weft.Start(ctx, rcfg); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", cfg.natsURL, err)
-		}
-		// The lesser roles' consumer and pool-stream requests reach the
-		// JetStream API through a guard of the nodes (README, "Security
-		// model"); the embedded server runs its own.
-		if n.guard, err = bus.ServeJSGuard(n.rt.Conn(), bus.DefaultLayout()); err != nil {
-			return nil, err
 		}
 	default:
 		n.dataDir = cfg.dataDir
@@ -241,10 +233,6 @@ func splitURLs(list string) []string {
 // temporary data directory.
 func (n *node) close() error {
 	var err error
-	if n.guard != nil {
-		_ = n.guard.Close()
-		n.guard = nil
-	}
 	if n.rt != nil {
 		if cerr := n.rt.Close(); cerr != nil {
 			err = fmt.Errorf("close the runtime: %w", cerr)
