@@ -4,162 +4,266 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
 
-// benchRuntime starts a runtime on memstore or on embedded JetStream.
-func benchRuntime(b *testing.B, durable bool) *weft.Runtime {
-	// The memory store keys its chain as the JetStream log of a data
-	// directory does, so that both cases pay for it.
+// benchStore is where a benchmark's runtime keeps its event log.
+type benchStore struct {
+	name   string
+	config func(tb testing.TB) weft.Config
+}
+
+// benchStores are the logs of BenchmarkWorkload: memstore, and the
+// embedded JetStream of a data directory with the default fsync policy
+// (bus.SyncPeriodic) and with bus.SyncAlways.
+var benchStores = []benchStore{
+	{"memory", memoryConfig},
+	{"jetstream", func(tb testing.TB) weft.Config { return weft.Config{DataDir: tb.TempDir()} }},
+	{"jetstream-syncalways", func(tb testing.TB) weft.Config {
+		return weft.Config{DataDir: tb.TempDir(), Sync: bus.SyncAlways}
+	}},
+}
+
+// memoryConfig is a runtime on a memstore whose chain is keyed as the
+// JetStream log of a data directory is, so that both cases pay for it.
+func memoryConfig(tb testing.TB) weft.Config {
 	keys, err := events.NewChainKeys()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	cfg := weft.Config{Store: memstore.New(memstore.WithChainKeys(keys))}
-	if durable {
-		cfg = weft.Config{DataDir: b.TempDir()}
-	}
+	return weft.Config{Store: memstore.New(memstore.WithChainKeys(keys))}
+}
+
+// benchRuntime starts a runtime on cfg, closed when tb ends.
+func benchRuntime(tb testing.TB, cfg weft.Config) *weft.Runtime {
 	rt, err := weft.Start(context.Background(), cfg)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { rt.Close() })
+	tb.Cleanup(func() { rt.Close() })
 	return rt
 }
 
-// benchRuns runs one run per iteration, with a fresh scripted model
-// answering first, then "done", and reports p50/p99 latencies.
-func benchRuns(b *testing.B, durable bool, tools []toolsets.Tool, first llm.Response) {
-	rt := benchRuntime(b, durable)
-	script := []llm.Response{first, llm.ScriptText("done")}
-	model := llm.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-		last := req.Messages[len(req.Messages)-1]
-		if len(last.ToolReturns()) > 0 {
-			r := script[1]
-			return &r, nil
+// workload is one scripted run: the model asks for calls calls of one tool
+// t0 whose func waits wait, then answers "done" once it sees their returns.
+// safe marks t0 toolsets.WithConcurrentSafe, so that the runtime runs the
+// calls in parallel; unflagged, the repeated name makes them sequential
+// (the seed's rule).
+type workload struct {
+	calls int
+	wait  time.Duration
+	safe  bool
+}
+
+var (
+	// w1 is one tool call, then the final text.
+	w1 = workload{calls: 1}
+	// w2 is 8 calls to a concurrency-safe tool that waits 20 ms.
+	w2 = workload{calls: 8, wait: 20 * time.Millisecond, safe: true}
+	// w3 is 64 calls to a trivial concurrency-safe tool.
+	w3 = workload{calls: 64, safe: true}
+)
+
+// noArgsFunc is the func of a workload's tool.
+type noArgsFunc func(ctx context.Context, _ noArgs) (string, error)
+
+// fn returns the workload's tool func: it waits w.wait (or until ctx
+// ends), then returns "ok".
+func (w workload) fn() noArgsFunc {
+	wait := w.wait
+	return func(ctx context.Context, _ noArgs) (string, error) {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
 		}
-		r := script[0]
-		return &r, nil
-	})
-	a, err := rt.NewAgent("bench", weft.AgentConfig{Model: model, Tools: tools})
-	if err != nil {
-		b.Fatal(err)
+		return "ok", nil
 	}
+}
+
+// tools returns the workload's tool t0 around fn.
+func (w workload) tools(tb testing.TB, fn noArgsFunc) []toolsets.Tool {
+	var opts []toolsets.Option
+	if w.safe {
+		opts = append(opts, toolsets.WithConcurrentSafe(true))
+	}
+	t, err := toolsets.NewFunc("t0", fn, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []toolsets.Tool{t}
+}
+
+// model returns the workload's scripted model: the calls when the last
+// message carries no tool return, else the final text "done".
+func (w workload) model() llm.Func {
+	cs := make([]llm.ToolCall, w.calls)
+	for i := range cs {
+		cs[i] = call(fmt.Sprintf("c%d", i), "t0", `{}`)
+	}
+	script := []llm.Response{llm.ScriptToolCalls(cs...), llm.ScriptText("done")}
+	return func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		r := script[0]
+		if len(last.ToolReturns()) > 0 {
+			r = script[1]
+		}
+		return &r, nil
+	}
+}
+
+// agent registers the workload's agent "bench" on rt.
+func (w workload) agent(tb testing.TB, rt *weft.Runtime) *weft.Agent {
+	a, err := rt.NewAgent("bench", weft.AgentConfig{Model: w.model(), Tools: w.tools(tb, w.fn())})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// floor runs the workload once with no runtime: the model asked, the
+// tool func called directly for each call (in parallel goroutines when the
+// runtime runs the calls in parallel), the model asked again with the
+// returns. It records nothing: it is what a run costs a framework that
+// keeps no log.
+func (w workload) floor(ctx context.Context, model llm.Func, fn noArgsFunc) error {
+	msgs := []llm.Message{llm.UserMessage("go")}
+	r, err := model(ctx, &llm.Request{Messages: msgs})
+	if err != nil {
+		return err
+	}
+	calls := make([]llm.Part, len(r.ToolCalls))
+	returns := make([]llm.Part, len(r.ToolCalls))
+	errs := make([]error, len(r.ToolCalls))
+	one := func(i int, c llm.ToolCall) {
+		out, err := fn(ctx, noArgs{})
+		calls[i] = c
+		returns[i], errs[i] = llm.ToolReturn{CallID: c.ID, Name: c.Name, Content: llm.TextContent(out)}, err
+	}
+	if w.safe {
+		var wg sync.WaitGroup
+		for i, c := range r.ToolCalls {
+			wg.Go(func() { one(i, c) })
+		}
+		wg.Wait()
+	} else {
+		for i, c := range r.ToolCalls {
+			one(i, c)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Parts: calls}, llm.Message{Role: llm.RoleUser, Parts: returns})
+	r, err = model(ctx, &llm.Request{Messages: msgs})
+	if err != nil {
+		return err
+	}
+	if r.Text != "done" {
+		return fmt.Errorf("floor: the second turn answered %+v", r)
+	}
+	return nil
+}
+
+// floorRuns is the most runs of the floor a benchmark times (at most b.N):
+// enough for a stable p50, while W2's floor takes 20 ms a run.
+const floorRuns = 100
+
+// measureFloor times min(b.N, floorRuns) runs of w's floor, with the
+// benchmark's timer stopped, and returns their p50.
+func measureFloor(b *testing.B, w workload) time.Duration {
+	b.Helper()
+	model, fn := w.model(), w.fn()
 	ctx := context.Background()
+	lat := make([]time.Duration, 0, min(b.N, floorRuns))
+	for range cap(lat) {
+		start := time.Now()
+		if err := w.floor(ctx, model, fn); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	p50, _ := quantiles(lat)
+	return p50
+}
+
+// sameSessionRuns is how many runs the same-session variant runs in one
+// session before it starts the next. A session's conversation grows with
+// every run and a run's cost grows with it (W1 in memory, 2026-12-01: about
+// 0.85 ms a run in sessions of 10 runs, 2.8 ms in sessions of 100, 13 ms
+// in sessions of 1,000), so that without a cap a run's cost would grow
+// with b.N.
+const sameSessionRuns = 10
+
+// benchRuns runs w on a runtime of cfg once per iteration, each run in a
+// new session or (same) in sessions of sameSessionRuns runs, and reports
+// p50/p99 per run, allocations per run, the floor's p50 (floor-p50-µs,
+// measured after the timer stopped) and the ratio of the p50s (x-floor).
+func benchRuns(b *testing.B, cfg weft.Config, w workload, same bool) {
+	rt := benchRuntime(b, cfg)
+	a := w.agent(b, rt)
+	ctx := context.Background()
+	var s *weft.Session
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
 		start := time.Now()
-		res, err := a.Run(ctx, "go")
+		var res *weft.Result
+		var err error
+		if same {
+			if i%sameSessionRuns == 0 {
+				s = a.NewSession()
+			}
+			res, err = s.Run(ctx, "go")
+		} else {
+			res, err = a.Run(ctx, "go")
+		}
 		if err != nil || res.Status != weft.StatusCompleted {
 			b.Fatalf("Run = %+v, %v", res, err)
 		}
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
+	p50, p99 := quantiles(lat)
+	floor := measureFloor(b, w)
+	b.ReportMetric(float64(p50.Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(p99.Nanoseconds())/1e3, "p99-µs")
+	b.ReportMetric(float64(floor.Nanoseconds())/1e3, "floor-p50-µs")
+	b.ReportMetric(float64(p50)/float64(max(floor, 1)), "x-floor")
+}
+
+// quantiles returns the p50 and p99 of lat, which it sorts.
+func quantiles(lat []time.Duration) (p50, p99 time.Duration) {
 	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-}
-
-func benchTool(b *testing.B, name string, wait time.Duration, opts ...toolsets.Option) toolsets.Tool {
-	t, err := toolsets.NewFunc(name, func(ctx context.Context, _ noArgs) (string, error) {
-		if wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		}
-		return "ok", nil
-	}, opts...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return t
-}
-
-// calls returns n calls to distinct tools t0..t(n-1) (so that they run in
-// parallel) and the tools.
-func calls(b *testing.B, n int, wait time.Duration) ([]toolsets.Tool, llm.Response) {
-	var tools []toolsets.Tool
-	var cs []llm.ToolCall
-	for i := range n {
-		name := fmt.Sprintf("t%d", i)
-		tools = append(tools, benchTool(b, name, wait))
-		cs = append(cs, call(fmt.Sprintf("c%d", i), name, `{}`))
-	}
-	return tools, llm.ScriptToolCalls(cs...)
-}
-
-// repeated returns one tool t0 built with opts and n calls to it in one
-// response.
-func repeated(b *testing.B, n int, wait time.Duration, opts ...toolsets.Option) ([]toolsets.Tool, llm.Response) {
-	var cs []llm.ToolCall
-	for i := range n {
-		cs = append(cs, call(fmt.Sprintf("c%d", i), "t0", `{}`))
-	}
-	return []toolsets.Tool{benchTool(b, "t0", wait, opts...)}, llm.ScriptToolCalls(cs...)
+	return lat[len(lat)/2], lat[len(lat)*99/100]
 }
 
 // BenchmarkRepeatedTool measures one response with 8 calls of one tool that
-// waits 20 ms, on memstore: unflagged, the repeated name makes the batch
-// sequential (the seed's rule, about 8 × 20 ms); flagged
-// toolsets.WithConcurrentSafe, the calls run in parallel (about 20 ms):
+// waits 20 ms, on memstore, a new session per run: unflagged, the repeated
+// name makes the batch sequential (the seed's rule, about 8 × 20 ms);
+// flagged toolsets.WithConcurrentSafe (workload W2), the calls run in
+// parallel (about 20 ms):
 //
 //	go test -run '^$' -bench BenchmarkRepeatedTool -benchtime=50x .
 func BenchmarkRepeatedTool(b *testing.B) {
-	b.Run("unflagged", func(b *testing.B) {
-		tools, first := repeated(b, 8, 20*time.Millisecond)
-		benchRuns(b, false, tools, first)
-	})
-	b.Run("concurrent-safe", func(b *testing.B) {
-		tools, first := repeated(b, 8, 20*time.Millisecond, toolsets.WithConcurrentSafe(true))
-		benchRuns(b, false, tools, first)
-	})
-}
-
-// BenchmarkRun measures the runtime's own cost (scripted model, trivial or
-// sleeping tools) for (a) one tool call then the final text, (b) one
-// response with 8 calls to a tool that waits 20 ms, (c) one response with 64
-// calls to a trivial tool, on memstore and on embedded JetStream (periodic
-// fsync), as p50/p99 per run and allocations:
-//
-//	go test -run '^$' -bench . -benchmem -benchtime=2s .
-//
-// What limits it (CPU profiles, 2 cores): on memstore, per event the JSON
-// encoding, the store's append (writing the event into fresh memory and
-// hashing it for the chain) and the NATS publish of the event (about 10 µs
-// an event, 11 events for (a)); per NATS hop (command, tool request, tool report) 10–20 µs of
-// in-process delivery and JSON decoding; then GC. On JetStream, each event
-// is one acknowledged publish (about 23 µs; a run's steps are split into
-// single-event appends, see the actors package doc, "Appends"), so (a)
-// costs at least 11 of them.
-func BenchmarkRun(b *testing.B) {
-	for _, store := range []struct {
-		name    string
-		durable bool
-	}{{"memory", false}, {"jetstream", true}} {
-		b.Run("a-one-call/"+store.name, func(b *testing.B) {
-			tools, first := calls(b, 1, 0)
-			benchRuns(b, store.durable, tools, first)
-		})
-		b.Run("b-8-calls-20ms/"+store.name, func(b *testing.B) {
-			tools, first := calls(b, 8, 20*time.Millisecond)
-			benchRuns(b, store.durable, tools, first)
-		})
-		b.Run("c-64-calls/"+store.name, func(b *testing.B) {
-			tools, first := calls(b, 64, 0)
-			benchRuns(b, store.durable, tools, first)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/call")
-		})
-	}
+	unflagged := w2
+	unflagged.safe = false
+	b.Run("unflagged", func(b *testing.B) { benchRuns(b, memoryConfig(b), unflagged, false) })
+	b.Run("concurrent-safe", func(b *testing.B) { benchRuns(b, memoryConfig(b), w2, false) })
 }
