@@ -278,6 +278,9 @@ func (a *sessionActor) append(recs ...record) error {
 		// stored ones.
 		recs[i].Stream, recs[i].Version = stream, res.FirstVersion+uint64(i)
 		recs[i].PrevHash = a.st.LastHash
+		if i > 0 && i <= len(res.Hashes) {
+			recs[i].PrevHash = res.Hashes[i-1] // the store's hash of the one before
+		}
 		if i == len(recs)-1 {
 			recs[i].Position = res.LastPosition
 		}

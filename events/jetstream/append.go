@@ -98,15 +98,15 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 			}
 			return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version}
 		}
-		last := events.Chain(batch, h.version, h.hash, s.chainKey())
+		hashes := events.ChainHashes(batch, h.version, h.hash, s.chainKey())
 		msgs, err := s.messages(batch, subjects, filter, h)
 		if err != nil {
 			return fail(err)
 		}
 		res, err := s.publish(ctx, msgs, h)
 		if err == nil {
-			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition, hash: last})
-			res.Blobs = refs
+			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition, hash: hashes[len(hashes)-1]})
+			res.Blobs, res.Hashes = refs, hashes
 			return res, nil
 		}
 		var apiErr *jetstream.APIError
@@ -218,11 +218,11 @@ func (s *Store) findStored(ctx context.Context, stream string, batch []events.Ev
 	for i, ev := range batch {
 		want[ev.ID] = i
 	}
-	stored := make([]*events.Event, len(batch))
+	stored := make([]events.Event, len(batch))
 	found := 0
 	if _, err := s.scan(ctx, filter, 1, func(ev events.Event) bool {
 		if i, ok := want[ev.ID]; ok {
-			stored[i] = &ev
+			stored[i] = ev
 			found++
 		}
 		return found < len(batch)
@@ -252,5 +252,6 @@ func (s *Store) findStored(ctx context.Context, stream string, batch []events.Ev
 		LastVersion:  last.Version,
 		LastPosition: last.Position,
 		Duplicate:    true,
+		Hashes:       events.StoredHashes(stored),
 	}, true, nil
 }
