@@ -44,29 +44,13 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		}
 		return events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err}
 	}
-	if s.closed() {
-		return fail(events.ErrClosed)
+	if len(evs) == 1 {
+		// One message: the pipeline of one, with no batch to stage.
+		return s.appendPipelined(ctx, stream, expected, evs)
 	}
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
-	batch, err := events.PrepareAppend(stream, evs, s.maxData)
+	batch, refs, subjects, filter, err := s.prepare(ctx, stream, evs)
 	if err != nil {
 		return events.AppendResult{}, err
-	}
-	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
-	if err != nil {
-		return events.AppendResult{}, err
-	}
-	filter, err := s.subjects.StreamEvents(stream)
-	if err != nil {
-		return fail(fmt.Errorf("%w: %v", events.ErrInvalidStream, err))
-	}
-	subjects := make([]string, len(batch))
-	for i := range batch {
-		if subjects[i], err = s.subjects.LogIngest(stream, string(batch[i].Type)); err != nil {
-			return fail(fmt.Errorf("%w: event %d: %v", events.ErrInvalidEvent, i, err))
-		}
 	}
 
 	fresh := false
@@ -137,6 +121,40 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	}
 }
 
+// prepare checks an append (events.PrepareAppend), keeps its large data in
+// the blob bucket (events.OffloadBlobs) and returns the events to store,
+// their blob references, their ingest subjects and the stream's filter.
+func (s *Store) prepare(ctx context.Context, stream string, evs []events.Event) ([]events.Event, []*events.BlobRef, []string, string, error) {
+	fail := func(err error) ([]events.Event, []*events.BlobRef, []string, string, error) {
+		return nil, nil, nil, "", &events.Error{Op: "append", Stream: stream, Err: err}
+	}
+	if s.closed() {
+		return fail(events.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	batch, err := events.PrepareAppend(stream, evs, s.maxData)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	filter, err := s.subjects.StreamEvents(stream)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %v", events.ErrInvalidStream, err))
+	}
+	subjects := make([]string, len(batch))
+	for i := range batch {
+		if subjects[i], err = s.subjects.LogIngest(stream, string(batch[i].Type)); err != nil {
+			return fail(fmt.Errorf("%w: event %d: %v", events.ErrInvalidEvent, i, err))
+		}
+	}
+	return batch, refs, subjects, filter, nil
+}
+
 // backoff sleeps a little longer after each failed attempt, up to 10ms.
 func backoff(ctx context.Context, attempt int) {
 	d := time.Duration(min(attempt, 20)) * 500 * time.Microsecond
@@ -198,6 +216,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, h head) (events.A
 	if err != nil {
 		return res, err
 	}
+	s.noteSeq(ack.Sequence)
 	res.LastPosition = ack.Sequence
 	return res, nil
 }

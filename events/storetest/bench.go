@@ -14,12 +14,14 @@ import (
 const readAllEvents = 10_000
 
 // RunBenchmarks runs the sub-benchmarks append/single (one event per
-// Append), append/batch4 (four events per Append) and readall (reading a
+// Append), append/batch4 (four events per Append), append/steps4 (four
+// events per events.AppendSteps) and readall (reading a
 // log of 10,000 events with ReadAll), each on a fresh store from newStore
 // and each reporting events/s.
 func RunBenchmarks(b *testing.B, newStore Factory) {
 	b.Run("append/single", func(b *testing.B) { benchAppend(b, newStore, 1) })
 	b.Run("append/batch4", func(b *testing.B) { benchAppend(b, newStore, 4) })
+	b.Run("append/steps4", func(b *testing.B) { benchSteps(b, newStore, 4) })
 	b.Run("readall", func(b *testing.B) { benchReadAll(b, newStore) })
 }
 
@@ -46,6 +48,25 @@ func benchAppend(b *testing.B, newStore Factory, size int) {
 		res, err := s.Append(ctx, stream, events.Exact(version), benchEvents(size)...)
 		if err != nil {
 			b.Fatalf("Append: %v", err)
+		}
+		version = res.LastVersion
+		n += size
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchSteps appends steps of size events to one stream with
+// events.AppendSteps, each at the stream's exact version.
+func benchSteps(b *testing.B, newStore Factory, size int) {
+	s := newStore(b)
+	ctx := b.Context()
+	stream := randomPrefix() + "bench"
+	var version uint64
+	n := 0
+	for b.Loop() {
+		res, err := events.AppendSteps(ctx, s, stream, events.Exact(version), benchEvents(size)...)
+		if err != nil {
+			b.Fatalf("AppendSteps: %v", err)
 		}
 		version = res.LastVersion
 		n += size
