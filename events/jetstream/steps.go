@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -168,11 +169,24 @@ func (s *Store) publishPipelined(ctx context.Context, msgs []*nats.Msg) ([]*jets
 		}
 		futures[i] = f
 	}
+	// A context without a deadline still bounds the wait, as a
+	// synchronous publish would: one timer for the whole pipeline.
+	var timeout <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok {
+		t := time.NewTimer(s.js.Options().DefaultTimeout)
+		defer t.Stop()
+		timeout = t.C
+	}
 	for i, f := range futures {
 		if f == nil {
 			break
 		}
 		select {
+		case <-timeout:
+			if i == 0 {
+				firstErr = fmt.Errorf("acknowledgement of the append: %w", nats.ErrTimeout)
+			}
+			return acks, firstErr
 		case ack := <-f.Ok():
 			acks[i] = ack
 			if !ack.Duplicate {

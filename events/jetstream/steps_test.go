@@ -1,14 +1,18 @@
 package jetstream_test
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
+	jsstore "github.com/weft-run/weft/events/jetstream"
 )
 
 // TestStepsFences has the server refuse an event in the middle of a
@@ -105,5 +109,48 @@ func mustAppend(t *testing.T, s events.Store, stream string, evs ...events.Event
 	t.Helper()
 	if _, err := s.Append(t.Context(), stream, events.Any, evs...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLostAcknowledgementEnds: an append under a context without a
+// deadline whose acknowledgement never comes (the log's stream is gone
+// and a plain subscriber takes its subjects without answering) fails
+// instead of waiting for ever.
+func TestLostAcknowledgementEnds(t *testing.T) {
+	srv := startServer(t, bus.SyncPeriodic, "")
+	nc := connect(t, srv)
+	s := newStore(t, nc)
+	ctx := context.Background() // no deadline: the store bounds the wait
+	mustAppend(t, s, "session-s", progress(1))
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(t.Context(), jsstore.DefaultStreamName); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := nc.SubscribeSync(bus.Default.AllLogIngest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Unsubscribe()
+	for _, n := range []int{1, 3} {
+		done := make(chan error, 1)
+		go func() {
+			evs := make([]events.Event, n)
+			for i := range evs {
+				evs[i] = progress(10 + i)
+			}
+			_, err := s.AppendSteps(ctx, "session-s", events.Exact(1), evs...)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("AppendSteps of %d with no acknowledgement succeeded", n)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("AppendSteps of %d with no acknowledgement did not return", n)
+		}
 	}
 }
