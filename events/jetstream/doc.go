@@ -159,13 +159,14 @@
 // 2-core machine shared with other builds, so the figures are rough):
 //
 //	                      single event   batch4 (atomic)   steps4 (AppendSteps)
-//	default sync (2 min)  ~100-190 µs    ~4-15 ms          ~420 µs (~105 µs/event)
-//	bus.SyncAlways        ~0.5-1.2 ms    ~5-21 ms          ~5 ms   (~1.25 ms/event)
+//	default sync (2 min)  ~100-150 µs    ~4-8 ms           ~350 µs (~90 µs/event)
+//	bus.SyncAlways        ~0.5-0.6 ms    ~5-7 ms           ~1.75 ms (~440 µs/event)
 //
-// steps4 is four events in one round trip: under the default sync about
-// half the cost of four single appends, and a tenth to a thirtieth of an
-// atomic batch. Under SyncAlways the server fsyncs every message, so the
-// fsyncs, not the round trips, bound it: pipelining saves little there.
+// steps4 is four events in one round trip: under the default sync less
+// than two thirds of the cost of four single appends, and a tenth to a
+// twentieth of an atomic batch. Under SyncAlways the server fsyncs every
+// message, so the fsyncs bound it more than the round trips: it saves
+// about a quarter there.
 // The weft runtime needs all or nothing only for the rare steps listed in
 // "Appends" in the actors package doc; the others, every prefix of which
 // it carries on from, it splits into single appends on this store
