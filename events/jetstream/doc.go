@@ -167,6 +167,7 @@
 // twentieth of an atomic batch. Under SyncAlways the server fsyncs every
 // message, so the fsyncs bound it more than the round trips: it saves
 // about a quarter there.
+//
 // The weft runtime needs all or nothing only for the rare steps listed in
 // "Appends" in the actors package doc; the others, every prefix of which
 // it carries on from, it splits into single appends on this store
