@@ -94,3 +94,33 @@ func BenchmarkCheckpoint(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrepareAppendSealed is PrepareAppend of one model.response event whose
+// Data NewData sealed (taken in without a decode) and of the same bytes
+// built by hand (validated and decoded strictly).
+func BenchmarkPrepareAppendSealed(b *testing.B) {
+	sealed, err := events.New(events.TypeModelResponse, events.ModelResponse{
+		Model:        "m",
+		Message:      json.RawMessage(`{"role":"assistant","parts":[{"kind":"text","text":"hello there, this is a reply of some length"}]}`),
+		FinishReason: "stop", ToolCallIDs: []string{"call_1", "call_2"},
+		Usage: &events.Usage{Requests: 1, InputTokens: 100, OutputTokens: 20},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	byHand := sealed
+	byHand.Data = append(json.RawMessage(nil), sealed.Data...)
+	for _, bc := range []struct {
+		name string
+		ev   events.Event
+	}{{"sealed", sealed}, {"by-hand", byHand}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := events.PrepareAppend("session-s", []events.Event{bc.ev}, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -66,13 +66,17 @@ type spec struct {
 	current int
 	goType  reflect.Type
 	decode  map[int]func(json.RawMessage) (any, error)
+	// sealable: goType's encoding decodes by construction (see "Sealed
+	// data" in sealed.go).
+	sealable bool
 }
 
 // v1 is the spec of a type whose only schema version is 1, with data T.
 func v1[T any]() spec {
 	return spec{
-		current: 1,
-		goType:  reflect.TypeFor[T](),
+		current:  1,
+		goType:   reflect.TypeFor[T](),
+		sealable: decodesByConstruction(reflect.TypeFor[T]()),
 		decode: map[int]func(json.RawMessage) (any, error){
 			1: func(data json.RawMessage) (any, error) {
 				var v T

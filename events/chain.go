@@ -161,6 +161,21 @@ func appendUUID(dst []byte, ev *Event) []byte {
 // same condition as the expected-version check, and with their chain
 // keys' current key.
 func Chain(batch []Event, current uint64, prev string, key *ChainKey) string {
+	return chain(batch, current, prev, key, nil)
+}
+
+// ChainHashes is Chain that also returns the Hash of every event of batch,
+// by index (the last is Chain's result): backends return them in
+// AppendResult.Hashes, so that the appender does not hash its events
+// again.
+func ChainHashes(batch []Event, current uint64, prev string, key *ChainKey) []string {
+	hashes := make([]string, len(batch))
+	chain(batch, current, prev, key, hashes)
+	return hashes
+}
+
+// chain is Chain, recording each event's hash in hashes when it is not nil.
+func chain(batch []Event, current uint64, prev string, key *ChainKey, hashes []string) string {
 	h := hashers.Get().(*hasher)
 	defer hashers.Put(h)
 	for i := range batch {
@@ -168,6 +183,9 @@ func Chain(batch []Event, current uint64, prev string, key *ChainKey) string {
 		ev.Version = current + uint64(i) + 1
 		ev.PrevHash = prev
 		prev = h.sum(ev)
+		if hashes != nil {
+			hashes[i] = prev
+		}
 		ev.KeyID, ev.MAC = "", ""
 		if key != nil {
 			ev.KeyID = key.id
@@ -176,4 +194,16 @@ func Chain(batch []Event, current uint64, prev string, key *ChainKey) string {
 		}
 	}
 	return prev
+}
+
+// StoredHashes returns the Hash of each of evs, stored events (the
+// Hashes of an AppendResult for a duplicate re-append).
+func StoredHashes(evs []Event) []string {
+	h := hashers.Get().(*hasher)
+	defer hashers.Put(h)
+	out := make([]string, len(evs))
+	for i := range evs {
+		out[i] = h.sum(&evs[i])
+	}
+	return out
 }

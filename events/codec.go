@@ -54,7 +54,7 @@ func WithTime(t time.Time) Option { return func(ev *Event) { ev.Time = t } }
 // New builds an event of type typ with data, ready to append: a fresh
 // UUIDv7 ID (so a retried Append of the same event is idempotent), typ's
 // current schema version, the current time in UTC and data encoded as
-// JSON. data must be typ's data struct (the value or a pointer to it, see
+// JSON by NewData (sealed: stores take it in without decoding it again). data must be typ's data struct (the value or a pointer to it, see
 // the catalogue), or nil for the struct's zero value.
 //
 // It returns an *Error wrapping ErrUnknownType for a type outside the
@@ -67,12 +67,9 @@ func New(typ Type, data any, opts ...Option) (Event, error) {
 	if data == nil {
 		data = reflect.New(s.goType).Elem().Interface()
 	}
-	if rt := reflect.TypeOf(data); rt != s.goType && rt != reflect.PointerTo(s.goType) {
-		return Event{}, &Error{Op: "new event", Err: fmt.Errorf("%w: data of %s is %s, not %s", ErrMalformed, typ, rt, s.goType)}
-	}
-	raw, err := marshal(data)
+	raw, err := NewData(typ, data)
 	if err != nil {
-		return Event{}, &Error{Op: "new event", Err: fmt.Errorf("%w: encode data of %s: %v", ErrMalformed, typ, err)}
+		return Event{}, err
 	}
 	id, err := uuid.NewV7()
 	if err != nil {

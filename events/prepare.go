@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +39,11 @@ const DefaultMaxDataBytes = 1 << 20
 //   - ErrPayloadTooLarge for Data longer than maxData bytes (maxData <= 0
 //     means DefaultMaxDataBytes).
 //
+// Data that NewData sealed for the event's type and schema version (New
+// uses it) decodes by construction: it is neither validated nor decoded
+// again. Any other Data, and sealed Data altered in any way, is checked as
+// above (see "Sealed data" in sealed.go).
+//
 // Errors are *Error with Op "append".
 func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 	if err := ValidateStream(stream); err != nil {
@@ -58,14 +64,23 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 	}
 	now := time.Now().UTC()
 	out := make([]Event, len(evs))
-	seen := make(map[uuid.UUID]struct{}, len(evs))
+	var seen map[uuid.UUID]struct{} // for long batches; short ones scan out
+	if len(evs) > 8 {
+		seen = make(map[uuid.UUID]struct{}, len(evs))
+	}
 	for i, ev := range evs {
+		if ev.SchemaVersion == 0 {
+			ev.SchemaVersion, _ = ev.Type.SchemaVersion()
+		}
+		// Data NewData sealed for this type and version decodes by
+		// construction: it is neither validated nor decoded again.
+		sealed := isSealed(&ev)
 		switch {
 		case ev.Type == "":
 			return nil, bad(i, ErrInvalidEvent, "no type")
 		case len(ev.Data) > maxData:
 			return nil, bad(i, ErrPayloadTooLarge, "data is %d bytes, limit %d", len(ev.Data), maxData)
-		case len(ev.Data) > 0 && !json.Valid(ev.Data):
+		case !sealed && len(ev.Data) > 0 && !json.Valid(ev.Data):
 			return nil, bad(i, ErrInvalidEvent, "data is not valid JSON")
 		case len(ev.Redacted) > 0:
 			return nil, bad(i, ErrInvalidEvent, "a live copy with %v redacted is not the event (Redact)", ev.Redacted)
@@ -79,22 +94,25 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			}
 			ev.ID = id
 		}
-		if _, dup := seen[ev.ID]; dup {
+		if seen != nil {
+			if _, dup := seen[ev.ID]; dup {
+				return nil, bad(i, ErrInvalidEvent, "id %s appears twice in the batch", ev.ID)
+			}
+			seen[ev.ID] = struct{}{}
+		} else if slices.ContainsFunc(out[:i], func(o Event) bool { return o.ID == ev.ID }) {
 			return nil, bad(i, ErrInvalidEvent, "id %s appears twice in the batch", ev.ID)
 		}
-		seen[ev.ID] = struct{}{}
 		if ev.Time.IsZero() {
 			ev.Time = now
 		}
-		if ev.SchemaVersion == 0 {
-			ev.SchemaVersion, _ = ev.Type.SchemaVersion()
-		}
-		if _, err := Decode(ev); err != nil {
-			var e *Error
-			if errors.As(err, &e) {
-				err = e.Err
+		if !sealed {
+			if _, err := Decode(ev); err != nil {
+				var e *Error
+				if errors.As(err, &e) {
+					err = e.Err
+				}
+				return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d (%s): %w", ErrInvalidEvent, i, ev.Type, err)}
 			}
-			return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d (%s): %w", ErrInvalidEvent, i, ev.Type, err)}
 		}
 		ev.Stream, ev.Version, ev.Position, ev.PrevHash, ev.KeyID, ev.MAC, ev.Blob = stream, 0, 0, "", "", "", nil
 		ev.Data = bytes.Clone(ev.Data)

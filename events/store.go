@@ -87,4 +87,10 @@ type AppendResult struct {
 	// their Blob from it, so that Hash gives the stored events' hashes.
 	// Nil when every event was stored inline (and for a duplicate).
 	Blobs []*BlobRef `json:"blobs,omitempty"`
+	// Hashes, by index of the appended events, are the events' Hash as
+	// stored (for a duplicate, the stored events' hashes): Hashes[i] is
+	// the PrevHash of event i+1, and the last is the stream's head, so
+	// that a caller that keeps the appended events need not hash them
+	// again. Every backend sets it on success.
+	Hashes []string `json:"hashes,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // rawMessageType is json.RawMessage, whose content is not checked.
@@ -72,9 +73,23 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+// fieldsOf caches jsonFields by struct type: checkKeys asks for the same
+// few structs on every append.
+var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
+
 // jsonFields maps the JSON names of t's exported fields to their types.
-// The catalogue's structs have no embedded fields.
+// The catalogue's structs have no embedded fields. The map is shared: do
+// not modify it.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldsOf.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := buildFields(t)
+	fieldsOf.Store(t, f)
+	return f
+}
+
+func buildFields(t reflect.Type) map[string]reflect.Type {
 	fields := make(map[string]reflect.Type, t.NumField())
 	for f := range t.Fields() {
 		if !f.IsExported() {

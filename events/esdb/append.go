@@ -43,7 +43,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 				return res, err
 			}
 		}
-		events.Chain(prepared, current, prev, s.chainKey())
+		hashes := events.ChainHashes(prepared, current, prev, s.chainKey())
 		appendID := uuid.NewString()
 		data := make([]esdb.EventData, len(prepared))
 		for i, ev := range prepared {
@@ -63,7 +63,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		default:
 			return events.AppendResult{}, s.wrap("append", stream, err)
 		}
-		return s.appended(ctx, stream, wr, prepared, appendID)
+		return s.appended(ctx, stream, wr, prepared, appendID, hashes)
 	}
 }
 
@@ -109,7 +109,7 @@ func (s *Store) findStored(ctx context.Context, stream string, batch []events.Ev
 }
 
 // appended reports the result of an append the server accepted.
-func (s *Store) appended(ctx context.Context, stream string, wr *esdb.WriteResult, prepared []events.Event, appendID string) (events.AppendResult, error) {
+func (s *Store) appended(ctx context.Context, stream string, wr *esdb.WriteResult, prepared []events.Event, appendID string, hashes []string) (events.AppendResult, error) {
 	// wr.NextExpectedVersion is the revision of the batch's last event,
 	// whether this call wrote it or an earlier one did (a deduplicated
 	// retry). The append id in its metadata tells which.
@@ -130,6 +130,19 @@ func (s *Store) appended(ctx context.Context, stream string, wr *esdb.WriteResul
 		LastVersion:  lastRev + 1,
 		LastPosition: last.Position,
 		Duplicate:    lastAppendID != appendID,
+		Hashes:       hashes,
+	}
+	if res.Duplicate {
+		// Stored by an earlier attempt, maybe chained on another head:
+		// the hashes are those of the stored events.
+		dup, found, err := s.findStored(ctx, stream, prepared)
+		if err != nil {
+			return events.AppendResult{}, err
+		}
+		if !found {
+			return events.AppendResult{}, s.wrap("append", stream, fmt.Errorf("the server deduplicated the batch, but its events %s.. are not in the stream", prepared[0].ID))
+		}
+		res.Hashes = dup.Hashes
 	}
 	if res.LastPosition == 0 && !res.Duplicate && wr.CommitPosition != 0 {
 		// A server that does not report positions on stream reads.
@@ -169,6 +182,7 @@ func findBatch(stored, batch []events.Event) (events.AppendResult, bool) {
 			LastVersion:  last.Version,
 			LastPosition: last.Position,
 			Duplicate:    true,
+			Hashes:       events.StoredHashes(stored[i : i+len(batch)]),
 		}, true
 	}
 	return events.AppendResult{}, false

@@ -44,29 +44,13 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		}
 		return events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err}
 	}
-	if s.closed() {
-		return fail(events.ErrClosed)
+	if len(evs) == 1 {
+		// One message: the pipeline of one, with no batch to stage.
+		return s.appendPipelined(ctx, stream, expected, evs)
 	}
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
-	batch, err := events.PrepareAppend(stream, evs, s.maxData)
+	batch, refs, subjects, filter, err := s.prepare(ctx, stream, evs)
 	if err != nil {
 		return events.AppendResult{}, err
-	}
-	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
-	if err != nil {
-		return events.AppendResult{}, err
-	}
-	filter, err := s.subjects.StreamEvents(stream)
-	if err != nil {
-		return fail(fmt.Errorf("%w: %v", events.ErrInvalidStream, err))
-	}
-	subjects := make([]string, len(batch))
-	for i := range batch {
-		if subjects[i], err = s.subjects.LogIngest(stream, string(batch[i].Type)); err != nil {
-			return fail(fmt.Errorf("%w: event %d: %v", events.ErrInvalidEvent, i, err))
-		}
 	}
 
 	fresh := false
@@ -98,15 +82,15 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 			}
 			return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version}
 		}
-		last := events.Chain(batch, h.version, h.hash, s.chainKey())
+		hashes := events.ChainHashes(batch, h.version, h.hash, s.chainKey())
 		msgs, err := s.messages(batch, subjects, filter, h)
 		if err != nil {
 			return fail(err)
 		}
 		res, err := s.publish(ctx, msgs, h)
 		if err == nil {
-			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition, hash: last})
-			res.Blobs = refs
+			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition, hash: hashes[len(hashes)-1]})
+			res.Blobs, res.Hashes = refs, hashes
 			return res, nil
 		}
 		var apiErr *jetstream.APIError
@@ -135,6 +119,40 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 			return fail(err)
 		}
 	}
+}
+
+// prepare checks an append (events.PrepareAppend), keeps its large data in
+// the blob bucket (events.OffloadBlobs) and returns the events to store,
+// their blob references, their ingest subjects and the stream's filter.
+func (s *Store) prepare(ctx context.Context, stream string, evs []events.Event) ([]events.Event, []*events.BlobRef, []string, string, error) {
+	fail := func(err error) ([]events.Event, []*events.BlobRef, []string, string, error) {
+		return nil, nil, nil, "", &events.Error{Op: "append", Stream: stream, Err: err}
+	}
+	if s.closed() {
+		return fail(events.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	batch, err := events.PrepareAppend(stream, evs, s.maxData)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	filter, err := s.subjects.StreamEvents(stream)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %v", events.ErrInvalidStream, err))
+	}
+	subjects := make([]string, len(batch))
+	for i := range batch {
+		if subjects[i], err = s.subjects.LogIngest(stream, string(batch[i].Type)); err != nil {
+			return fail(fmt.Errorf("%w: event %d: %v", events.ErrInvalidEvent, i, err))
+		}
+	}
+	return batch, refs, subjects, filter, nil
 }
 
 // backoff sleeps a little longer after each failed attempt, up to 10ms.
@@ -198,6 +216,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg, h head) (events.A
 	if err != nil {
 		return res, err
 	}
+	s.noteSeq(ack.Sequence)
 	res.LastPosition = ack.Sequence
 	return res, nil
 }
@@ -218,11 +237,11 @@ func (s *Store) findStored(ctx context.Context, stream string, batch []events.Ev
 	for i, ev := range batch {
 		want[ev.ID] = i
 	}
-	stored := make([]*events.Event, len(batch))
+	stored := make([]events.Event, len(batch))
 	found := 0
 	if _, err := s.scan(ctx, filter, 1, func(ev events.Event) bool {
 		if i, ok := want[ev.ID]; ok {
-			stored[i] = &ev
+			stored[i] = ev
 			found++
 		}
 		return found < len(batch)
@@ -252,5 +271,6 @@ func (s *Store) findStored(ctx context.Context, stream string, batch []events.Ev
 		LastVersion:  last.Version,
 		LastPosition: last.Position,
 		Duplicate:    true,
+		Hashes:       events.StoredHashes(stored),
 	}, true, nil
 }

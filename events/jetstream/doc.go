@@ -39,27 +39,66 @@
 //
 // # Appends
 //
-// Append is conditional: every append carries the JetStream headers
-// Nats-Expected-Last-Subject-Sequence and
-// Nats-Expected-Last-Subject-Sequence-Subject (the stream's wildcard
-// subject), so the server refuses it if any event was appended to the weft
-// stream since the version the append was computed from. The store caches
-// the last (version, sequence) of each stream it wrote; a stale cache only
-// costs a refused publish and a re-read. A batch of several events is
-// published as one nats-server atomic batch (stream option
-// AllowAtomicPublish, nats-server 2.12 or later): all of it is stored, or
-// none of it.
+// Every event is a message of its own, on its event subject (see Layout),
+// with Nats-Msg-Id = event id, and every message is fenced: the server
+// stores it only if the log is still as the store computed the event's
+// version and hash link from.
 //
-// Every message carries Nats-Msg-Id = event id. The server checks message
-// ids before it checks expected sequences, so re-appending a batch after a
-// lost acknowledgement, within the duplicate window (WithDuplicateWindow,
-// default DefaultDuplicateWindow), is recognised by the server; the store
-// then reads the stream and returns the original versions and position with
-// Duplicate set. A re-append with an exact expected version is recognised
-// at any age (the version check fails and the store looks for the ids
-// after the expected version). A re-append with events.Any after the
-// duplicate window has passed is not recognised and stores the events
-// again: retry with an exact version, or within the window.
+// Append is conditional and all or nothing. Its first (or only) message
+// carries Nats-Expected-Last-Subject-Sequence and
+// Nats-Expected-Last-Subject-Sequence-Subject (the weft stream's wildcard
+// subject), so the server refuses it if any event was appended to the
+// weft stream since the version the append was computed from. The store
+// caches the last (version, sequence, hash) of each stream it wrote; a
+// stale cache only costs a refused publish and a re-read. A single event
+// is one publish. A batch of several events is published as one
+// nats-server atomic batch (stream option AllowAtomicPublish, nats-server
+// 2.12 or later): all of it is stored, or none of it.
+//
+// AppendSteps (events.StepAppender) is for sequences of which every
+// prefix is a state the caller carries on from, such as the steps of a
+// run: it publishes the events back to back, without waiting in between,
+// and then waits once for all their acknowledgements, so a step of n
+// events costs one round trip instead of n. Its first message carries the
+// fence of Append; each next message carries Nats-Expected-Last-Sequence
+// (the log's last sequence: the one the message before it is expected at)
+// and Nats-Expected-Last-Msg-Id (the id of the event before it). The
+// server checks message ids for duplicates before the expectations, so
+// both are needed: the sequence alone would let an event follow a
+// message of someone else's at the expected sequence, the id alone would
+// let it follow an earlier copy of the event before it that is the log's
+// last message, while this step's copy was refused as a duplicate. With
+// both, a stored event is always right after the one before it in the
+// step, which was stored by this append: what is stored is a prefix of
+// the step, at consecutive versions, and no other writer's event can be
+// in between (two writers cannot fork a stream). The sequences are the
+// store's guess (from the last acknowledgement it received); when another
+// writer of the log made it stale, the first event is stored, the next one
+// refused, and the store carries on with the rest from the stored prefix,
+// fenced again. When an event is refused for any other reason (an id
+// stored in another stream, a payload too large), AppendSteps returns the
+// error with the stored prefix in its result.
+//
+// The server checks message ids before it checks expected sequences, so
+// re-appending after a lost acknowledgement, within the duplicate window
+// (WithDuplicateWindow, default DefaultDuplicateWindow), is recognised by
+// the server; the store then reads the stream and returns the original
+// versions and position with Duplicate set. A re-append with an exact
+// expected version is recognised at any age (the version check fails and
+// the store looks for the ids after the expected version). A re-append
+// with events.Any after the duplicate window has passed is not recognised
+// and stores the events again: retry with an exact version, or within the
+// window.
+//
+// Why not one message per step, or nats-server's fast batches: a message
+// carrying a step's several events would have one subject, so the
+// per-type subjects ("weft.evt.session.*.tool.returned") would no longer
+// select every event of a type, and one stream sequence, so events would
+// no longer each have their Position. A fast batch (AllowBatchPublish,
+// Nats-Batch-Id in the reply subject) is not atomic either, skips a
+// duplicate and goes on with the next message, and its publisher waits for
+// the first message's acknowledgement before it sends the rest: two round
+// trips, and the same fences would still be needed.
 //
 // # Durability
 //
@@ -112,13 +151,26 @@
 //
 // # Throughput
 //
-// On the embedded server, an atomic batch costs a few milliseconds whatever
-// the fsync policy: nats-server stages every atomic batch of an R1 file
-// stream in a file store of its own, created and deleted per batch (several
-// mkdir, open, unlink and fsync calls). Single-event appends do not pay
-// this. BenchmarkStore measures both (go test -bench . ./events/jetstream/).
-// The weft runtime therefore appends the steps of a run one event at a time
-// where a partial step is recoverable, and keeps atomic batches for the
-// steps that must be all or nothing (see "Appends" in the actors package
-// doc).
+// On the embedded server, an atomic batch costs milliseconds whatever the
+// fsync policy: nats-server stages every atomic batch of an R1 file stream
+// in a file store of its own, created, fsynced and deleted per batch. A
+// pipelined AppendSteps does not pay this. BenchmarkStore measures the
+// three (go test -run '^$' -bench Store -benchmem ./events/jetstream/; a
+// 2-core machine shared with other builds, so the figures are rough):
+//
+//	                      single event   batch4 (atomic)   steps4 (AppendSteps)
+//	default sync (2 min)  ~100-150 µs    ~4-8 ms           ~350 µs (~90 µs/event)
+//	bus.SyncAlways        ~0.5-0.6 ms    ~5-7 ms           ~1.75 ms (~440 µs/event)
+//
+// steps4 is four events in one round trip: under the default sync less
+// than two thirds of the cost of four single appends, and a tenth to a
+// twentieth of an atomic batch. Under SyncAlways the server fsyncs every
+// message, so the fsyncs bound it more than the round trips: it saves
+// about a quarter there.
+//
+// The weft runtime needs all or nothing only for the rare steps listed in
+// "Appends" in the actors package doc; the others, every prefix of which
+// it carries on from, it splits into single appends on this store
+// (actors.HostConfig.SplitAppends), one round trip per event, where
+// AppendSteps gives the same guarantee in one round trip per step.
 package jetstream

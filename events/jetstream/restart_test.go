@@ -97,6 +97,11 @@ func TestRestart(t *testing.T) {
 				t.Fatalf("append after restart: %v", err)
 			}
 			want := events.AppendResult{FirstVersion: last.Version + 1, LastVersion: last.Version + 2, LastPosition: got[len(got)-1].Position + 2}
+			appended, err := s2.ReadStream(ctx, "session-a", last.Version+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Hashes = events.StoredHashes(appended) // the append returns the hashes of what it stored
 			if diff := cmp.Diff(want, res); diff != "" {
 				t.Fatalf("append after restart (-want +got):\n%s", diff)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -177,6 +178,9 @@ type Store struct {
 
 	mu    sync.Mutex
 	heads map[string]head
+	// lastSeq is the log's last sequence as this store last saw it (see
+	// noteSeq).
+	lastSeq atomic.Uint64
 
 	// closing is the store's lifetime: Close cancels it, which ends
 	// subscriptions and in-flight reads.

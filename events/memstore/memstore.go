@@ -136,7 +136,8 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if !expected.Matches(current) {
 		return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: current}
 	}
-	s.hashes[stream] = events.Chain(batch, current, s.hashes[stream], s.chainKey())
+	hashes := events.ChainHashes(batch, current, s.hashes[stream], s.chainKey())
+	s.hashes[stream] = hashes[len(hashes)-1]
 	for i := range batch {
 		ev := &batch[i]
 		ev.Position = s.all.len() + 1
@@ -158,6 +159,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		LastVersion:  batch[len(batch)-1].Version,
 		LastPosition: batch[len(batch)-1].Position,
 		Blobs:        refs,
+		Hashes:       hashes,
 	}, nil
 }
 
@@ -188,6 +190,7 @@ func (s *Store) duplicateLocked(stream string, batch []events.Event) (events.App
 		LastVersion:  last.Version,
 		LastPosition: last.Position,
 		Duplicate:    true,
+		Hashes:       events.StoredHashes(stored),
 	}, true, nil
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -14,12 +15,16 @@ import (
 const readAllEvents = 10_000
 
 // RunBenchmarks runs the sub-benchmarks append/single (one event per
-// Append), append/batch4 (four events per Append) and readall (reading a
+// Append), append/single-new (the same, the event built by events.New),
+// append/batch4 (four events per Append), append/steps4 (four
+// events per events.AppendSteps) and readall (reading a
 // log of 10,000 events with ReadAll), each on a fresh store from newStore
 // and each reporting events/s.
 func RunBenchmarks(b *testing.B, newStore Factory) {
 	b.Run("append/single", func(b *testing.B) { benchAppend(b, newStore, 1) })
+	b.Run("append/single-new", func(b *testing.B) { benchAppendNew(b, newStore) })
 	b.Run("append/batch4", func(b *testing.B) { benchAppend(b, newStore, 4) })
+	b.Run("append/steps4", func(b *testing.B) { benchSteps(b, newStore, 4) })
 	b.Run("readall", func(b *testing.B) { benchReadAll(b, newStore) })
 }
 
@@ -46,6 +51,49 @@ func benchAppend(b *testing.B, newStore Factory, size int) {
 		res, err := s.Append(ctx, stream, events.Exact(version), benchEvents(size)...)
 		if err != nil {
 			b.Fatalf("Append: %v", err)
+		}
+		version = res.LastVersion
+		n += size
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchAppendNew appends single events built by events.New (their Data
+// sealed: taken in without a decode, see events.NewData).
+func benchAppendNew(b *testing.B, newStore Factory) {
+	s := newStore(b)
+	ctx := b.Context()
+	stream := randomPrefix() + "bench"
+	var version uint64
+	n := 0
+	for b.Loop() {
+		ev, err := events.New(events.TypeToolReturned, events.ToolReturned{Tool: "search", Attempt: 1,
+			Return: json.RawMessage(`{"content":[{"type":"text","text":"three results found for the query, the first of which is the one you want"}]}`)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := s.Append(ctx, stream, events.Exact(version), ev)
+		if err != nil {
+			b.Fatalf("Append: %v", err)
+		}
+		version = res.LastVersion
+		n++
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchSteps appends steps of size events to one stream with
+// events.AppendSteps, each at the stream's exact version.
+func benchSteps(b *testing.B, newStore Factory, size int) {
+	s := newStore(b)
+	ctx := b.Context()
+	stream := randomPrefix() + "bench"
+	var version uint64
+	n := 0
+	for b.Loop() {
+		res, err := events.AppendSteps(ctx, s, stream, events.Exact(version), benchEvents(size)...)
+		if err != nil {
+			b.Fatalf("AppendSteps: %v", err)
 		}
 		version = res.LastVersion
 		n += size

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"sync"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"github.com/weft-run/weft/events"
@@ -38,18 +39,40 @@ func testHashChain(f *fixture) {
 	t := f.t
 	a, b := f.stream("chain-a"), f.stream("chain-b")
 	batch := eventsN(0, 3)
-	f.mustAppend(a, events.NoStream, batch...)
-	f.mustAppend(b, events.Any, eventsN(100, 2)...)
-	f.mustAppend(a, events.Exact(3), eventsN(3, 1)...)
-	f.mustAppend(a, events.Any, eventsN(4, 2)...)
-	if res := f.mustAppend(a, events.Any, batch...); !res.Duplicate {
+	type appended struct {
+		stream string
+		res    events.AppendResult
+	}
+	var results []appended
+	add := func(stream string, expected events.ExpectedVersion, evs ...events.Event) events.AppendResult {
+		res := f.mustAppend(stream, expected, evs...)
+		results = append(results, appended{stream, res})
+		return res
+	}
+	add(a, events.NoStream, batch...)
+	add(b, events.Any, eventsN(100, 2)...)
+	add(a, events.Exact(3), eventsN(3, 1)...)
+	add(a, events.Any, eventsN(4, 2)...)
+	if res := add(a, events.Any, batch...); !res.Duplicate {
 		t.Errorf("re-append of the first batch = %+v, want a duplicate", res)
 	}
-	f.mustAppend(b, events.Exact(2), eventsN(102, 1)...)
+	add(b, events.Exact(2), eventsN(102, 1)...)
 
 	gotA, gotB := f.readStream(a, 0), f.readStream(b, 0)
 	if len(gotA) != 6 || len(gotB) != 3 {
 		t.Fatalf("streams hold %d and %d events, want 6 and 3", len(gotA), len(gotB))
+	}
+	// Every append returned the hashes of the events it stored (for the
+	// duplicate, of the stored ones), so that its caller need not hash.
+	for i, ap := range results {
+		stored := map[string][]events.Event{a: gotA, b: gotB}[ap.stream]
+		var want []string
+		for _, ev := range stored[ap.res.FirstVersion-1 : ap.res.LastVersion] {
+			want = append(want, events.Hash(ev))
+		}
+		if diff := cmp.Diff(want, ap.res.Hashes); diff != "" {
+			t.Errorf("append %d (%s, versions %d..%d): Hashes (-stored +returned):\n%s", i, ap.stream, ap.res.FirstVersion, ap.res.LastVersion, diff)
+		}
 	}
 	f.checkChain("stream a", gotA)
 	f.checkChain("stream b", gotB)

@@ -25,7 +25,9 @@
 // subscribe resume from checkpoint; subscribe ends on cancel; payload
 // limit; invalid stream names; valid stream names (characters special to
 // NATS subjects or escaping schemes stay distinct streams); empty append;
-// invalid event; close; hash chain (PrevHash of version 1 is "", each next is events.Hash of
+// invalid event; close; append steps (events.AppendSteps: in order, chained,
+// fenced, idempotent); concurrent step appenders (no fork, no loss, order
+// kept); hash chain (PrevHash of version 1 is "", each next is events.Hash of
 // the previous, across batches, expected-version kinds and idempotent
 // re-appends); hash chain of racing appenders (Any appends from several
 // goroutines); with Options.Blobs, large data by reference (2 MB and 20 MB
@@ -129,6 +131,8 @@ func Run(t *testing.T, newStore Factory, opts Options) {
 		{"empty append", testEmptyAppend},
 		{"invalid event", testInvalidEvent},
 		{"close", testClose},
+		{"append steps", testSteps},
+		{"concurrent step appenders", testConcurrentSteps},
 	}
 	if opts.ChainKeys != nil {
 		tests = append(tests, struct {

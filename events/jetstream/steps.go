@@ -1,0 +1,218 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weft-run/weft/events"
+)
+
+// Header names of the pipeline's fences (nats-server server/stream.go).
+const (
+	hdrExpectedLastSeq   = "Nats-Expected-Last-Sequence"
+	hdrExpectedLastMsgID = "Nats-Expected-Last-Msg-Id"
+)
+
+var _ events.StepAppender = (*Store)(nil)
+
+// AppendSteps implements events.StepAppender: the events are published
+// back to back, each a message of its own, and the store waits once for
+// their acknowledgements (see "Appends" in the package doc). Every message
+// is fenced, so a stored event always follows the one before it in evs:
+// the first by the stream's last subject sequence, as in Append; each
+// next one by the log's last sequence and last message id, which must be
+// those of the message before it. When a fence fails because another
+// stream's event got in between, the store carries on with the rest from
+// the stored prefix; when it fails for any other reason, it returns the
+// prefix (in the result) with the error.
+func (s *Store) AppendSteps(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
+	return s.appendPipelined(ctx, stream, expected, evs)
+}
+
+// appendPipelined appends evs as pipelined, fenced single messages; see
+// AppendSteps. Append uses it for a single event.
+func (s *Store) appendPipelined(ctx context.Context, stream string, expected events.ExpectedVersion, evs []events.Event) (events.AppendResult, error) {
+	batch, refs, subjects, filter, err := s.prepare(ctx, stream, evs)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
+	var done events.AppendResult // the prefix stored so far
+	finish := func(res events.AppendResult, err error) (events.AppendResult, error) {
+		if done.LastVersion == 0 {
+			if err == nil {
+				res.Blobs = refs
+			}
+			return res, err
+		}
+		if err != nil {
+			return done, err // a prefix is stored: say which
+		}
+		done.LastVersion, done.LastPosition, done.Duplicate = res.LastVersion, res.LastPosition, false
+		done.Hashes = append(done.Hashes, res.Hashes...)
+		done.Blobs = refs
+		return done, nil
+	}
+
+	fresh := false
+	for attempt := 0; ; attempt++ {
+		if err := s.live(ctx); err != nil {
+			return finish(events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err})
+		}
+		h, cached := s.cachedHead(stream)
+		if !cached || fresh {
+			if h, err = s.fetchHead(ctx, filter); err != nil {
+				return finish(events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err})
+			}
+			s.setHead(stream, h)
+			cached = false
+		}
+		if want, ok := expected.Version(); ok && h.version != want {
+			if cached {
+				fresh = true // the cache may be behind: check with the server
+				continue
+			}
+			res, dup, err := s.findStored(ctx, stream, batch, false)
+			if dup || err != nil {
+				return finish(res, err)
+			}
+			return finish(events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version})
+		}
+		hashes := events.ChainHashes(batch, h.version, h.hash, s.chainKey())
+		msgs, err := s.messages(batch, subjects, filter, h)
+		if err != nil {
+			return finish(events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err})
+		}
+		last := s.lastSeq.Load()
+		for j := 1; j < len(msgs); j++ {
+			msgs[j].Header.Set(hdrExpectedLastSeq, strconv.FormatUint(last+uint64(j), 10))
+			msgs[j].Header.Set(hdrExpectedLastMsgID, batch[j-1].ID.String())
+		}
+		acks, firstErr := s.publishPipelined(ctx, msgs)
+		stored := 0
+		for stored < len(acks) && acks[stored] != nil && !acks[stored].Duplicate {
+			stored++
+		}
+		for j := stored + 1; j < len(acks); j++ {
+			if acks[j] != nil && !acks[j].Duplicate {
+				// A fence let an event through after one that was not
+				// stored: the fences are broken. Say so loudly.
+				return finish(events.AppendResult{}, &events.DamagedStoreError{Stream: stream, Version: h.version + uint64(j) + 1, Reason: fmt.Sprintf(
+					"event %d of a pipelined append was stored at position %d after event %d was not", j, acks[j].Sequence, stored)})
+			}
+		}
+		if stored > 0 {
+			s.noteSeq(acks[stored-1].Sequence)
+			res := events.AppendResult{FirstVersion: h.version + 1, LastVersion: h.version + uint64(stored), LastPosition: acks[stored-1].Sequence, Hashes: hashes[:stored]}
+			s.setHead(stream, head{version: res.LastVersion, seq: res.LastPosition, hash: hashes[stored-1]})
+			if stored == len(batch) {
+				return finish(res, nil)
+			}
+			// The rest follows the stored prefix, whatever stopped it
+			// (another stream's event in between, or a refusal the next
+			// round reports): exactly after it.
+			if done.LastVersion == 0 {
+				done = res
+			} else {
+				done.LastVersion, done.LastPosition = res.LastVersion, res.LastPosition
+				done.Hashes = append(done.Hashes, res.Hashes...)
+			}
+			batch, subjects = batch[stored:], subjects[stored:]
+			expected = events.Exact(res.LastVersion)
+			fresh = false
+			continue
+		}
+		// Nothing stored: the first message's answer decides, as for a
+		// single publish.
+		var apiErr *jetstream.APIError
+		switch err := firstErr; {
+		case acks[0] != nil && acks[0].Duplicate:
+			res, _, err := s.findStored(ctx, stream, batch, true)
+			return finish(res, err)
+		case errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeWrongLastSeq || apiErr.ErrorCode == errCodeWrongLastSeqConstant):
+			s.dropHead(stream)
+			fresh = true
+			if attempt >= 8 {
+				backoff(ctx, attempt)
+			}
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess:
+			fresh = true
+			backoff(ctx, attempt)
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeMsgTooLarge, errors.Is(err, nats.ErrMaxPayload):
+			return finish(events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: %v", events.ErrPayloadTooLarge, err)})
+		default:
+			return finish(events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err})
+		}
+	}
+}
+
+// publishPipelined publishes msgs without waiting in between, then waits
+// for every acknowledgement. acks[i] is nil where message i was refused;
+// the error is that of the first message (nil if it was stored or a
+// duplicate). Every stored message's sequence is noted (noteSeq).
+func (s *Store) publishPipelined(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
+	futures := make([]jetstream.PubAckFuture, len(msgs))
+	acks := make([]*jetstream.PubAck, len(msgs))
+	var firstErr error
+	for i, m := range msgs {
+		f, err := s.js.PublishMsgAsync(m)
+		if err != nil {
+			if i == 0 {
+				firstErr = err
+			}
+			break // the later messages would be refused by their fences
+		}
+		futures[i] = f
+	}
+	// A context without a deadline still bounds the wait, as a
+	// synchronous publish would: one timer for the whole pipeline.
+	var timeout <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok {
+		t := time.NewTimer(s.js.Options().DefaultTimeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for i, f := range futures {
+		if f == nil {
+			break
+		}
+		select {
+		case <-timeout:
+			if i == 0 {
+				firstErr = fmt.Errorf("acknowledgement of the append: %w", nats.ErrTimeout)
+			}
+			return acks, firstErr
+		case ack := <-f.Ok():
+			acks[i] = ack
+			if !ack.Duplicate {
+				s.noteSeq(ack.Sequence)
+			}
+		case err := <-f.Err():
+			if i == 0 {
+				firstErr = err
+			}
+		case <-ctx.Done():
+			if i == 0 {
+				firstErr = ctx.Err()
+			}
+			return acks, firstErr
+		case <-s.closing.Done():
+			if i == 0 {
+				firstErr = events.ErrClosed
+			}
+			return acks, firstErr
+		}
+	}
+	return acks, firstErr
+}
+
+// noteSeq records that the log's last message is at sequence seq, as far
+// as this store knows: the pipeline fences its messages on the sequences
+// after it. A stale value only makes a fence fail, and the pipeline carry
+// on from the stored prefix.
+func (s *Store) noteSeq(seq uint64) { s.lastSeq.Store(seq) }
