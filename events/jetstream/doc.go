@@ -170,7 +170,6 @@
 //
 // The weft runtime needs all or nothing only for the rare steps listed in
 // "Appends" in the actors package doc; the others, every prefix of which
-// it carries on from, it splits into single appends on this store
-// (actors.HostConfig.SplitAppends), one round trip per event, where
-// AppendSteps gives the same guarantee in one round trip per step.
+// it carries on from, it appends with AppendSteps: one round trip per step
+// instead of one per event.
 package jetstream

@@ -31,8 +31,52 @@ var _ events.StepAppender = (*Store)(nil)
 // stream's event got in between, the store carries on with the rest from
 // the stored prefix; when it fails for any other reason, it returns the
 // prefix (in the result) with the error.
+//
+// On a replicated stream (more than one replica) the events go one at a
+// time instead, each its own round trip: a clustered stream re-checks the
+// message-id fence as it applies the pipelined messages, and a stale one
+// there is a "critical write error" that stops the stream (seen with
+// nats-server 2.15.2 in the simtests' three-server cluster).
 func (s *Store) AppendSteps(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
-	return s.appendPipelined(ctx, stream, expected, evs)
+	if !s.replicated || len(evs) < 2 {
+		return s.appendPipelined(ctx, stream, expected, evs)
+	}
+	return s.appendOneByOne(ctx, stream, expected, evs)
+}
+
+// appendOneByOne appends evs one event at a time; the result reports the
+// prefix stored when one fails.
+func (s *Store) appendOneByOne(ctx context.Context, stream string, expected events.ExpectedVersion, evs []events.Event) (events.AppendResult, error) {
+	var done events.AppendResult
+	blobs := make([]*events.BlobRef, 0, len(evs))
+	anyBlob := false
+	for i := range evs {
+		res, err := s.appendPipelined(ctx, stream, expected, evs[i:i+1])
+		if err != nil {
+			if i == 0 {
+				return res, err
+			}
+			return done, err
+		}
+		var ref *events.BlobRef
+		if len(res.Blobs) > 0 && res.Blobs[0] != nil {
+			ref, anyBlob = res.Blobs[0], true
+		}
+		blobs = append(blobs, ref)
+		if i == 0 {
+			done = res
+		} else {
+			done.LastVersion, done.LastPosition = res.LastVersion, res.LastPosition
+			done.Duplicate = done.Duplicate && res.Duplicate
+			done.Hashes = append(done.Hashes, res.Hashes...)
+		}
+		expected = events.Exact(res.LastVersion)
+	}
+	done.Blobs = nil
+	if anyBlob {
+		done.Blobs = blobs
+	}
+	return done, nil
 }
 
 // appendPipelined appends evs as pipelined, fenced single messages; see

@@ -175,6 +175,8 @@ type Store struct {
 	inline   int
 	blobs    *Blobs // nil when the bucket could not be opened (blobsErr)
 	blobsErr error
+	// replicated: the stream has more than one replica (see AppendSteps).
+	replicated bool
 
 	mu    sync.Mutex
 	heads map[string]head
@@ -263,6 +265,8 @@ func New(ctx context.Context, nc *nats.Conn, opts ...Option) (*Store, error) {
 		heads:    make(map[string]head),
 		closing:  closing,
 		close:    cancel,
+
+		replicated: stream.CachedInfo().Config.Replicas > 1,
 	}, nil
 }
 
