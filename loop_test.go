@@ -199,9 +199,8 @@ func TestResultMessagesAreSessionHistory(t *testing.T) {
 	}
 }
 
-// On memstore the host publishes the events and appends each step at
-// once; on embedded JetStream the store publishes them and the steps are
-// split (HostConfig.SplitAppends): the stream is the same.
+// On memstore the host appends each step at once; on embedded JetStream
+// the steps are pipelined (events.AppendSteps): the stream is the same.
 func TestEventsOnNATSAndStream(t *testing.T) {
 	for _, durable := range []bool{false, true} {
 		t.Run(map[bool]string{false: "memory", true: "jetstream"}[durable], func(t *testing.T) {

@@ -310,7 +310,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 	}
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
-		PublishEvents: true, Interest: interest, SplitAppends: cfg.Store == nil, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait,
+		PublishEvents: true, Interest: interest, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait,
 		MaxPayloadBytes: cfg.MaxPayloadBytes, SessionIdle: cfg.SessionIdle})
 	if err != nil {
 		rt.Close()

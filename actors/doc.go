@@ -193,8 +193,7 @@
 //
 // Each step's events are appended with the state's version as the expected
 // version, so the session actor never forks its stream. Whether a step's
-// events go in one (atomic) append or one event at a time is chosen per
-// step:
+// events go in one all-or-nothing append or as steps is chosen per step:
 //
 //   - all or nothing, always one append: a resume's decisions (with
 //     run.resumed and the returns of denied and resolved calls), a cancel
@@ -205,13 +204,14 @@
 //     toolset.* reports and model.request; model.response, tool.requested
 //     (one per call) and usage.snapshot; model.response, usage.snapshot
 //     and run.completed; the approval policy's returns; approval.requested
-//     / deferred.requested and run.waiting. With HostConfig.SplitAppends
-//     (set by weft.Start for the JetStream store, whose multi-event appends
-//     are atomic batches that cost milliseconds on a single-replica file
-//     stream, against tens of microseconds for one event) they are appended
-//     one event at a time; otherwise in one append.
+//     / deferred.requested and run.waiting. They go through
+//     events.AppendSteps: on the JetStream store (whose all-or-nothing
+//     appends of several events are atomic batches that cost milliseconds
+//     on a single-replica file stream) a pipeline of fenced single-event
+//     publishes with one wait for their acknowledgements, one round trip
+//     per step, which may store a prefix only; on the others one append.
 //
-// A split step that stopped part way (the process died, or an append
+// A step that stopped part way (the process died, or an append
 // failed) is completed from the state before anything else happens: the
 // fold keeps the last response's tool calls (RunState.Calls) and the usage
 // it implies (RunState.UsageDue), and the actor appends the tool.requested

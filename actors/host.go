@@ -45,14 +45,6 @@ type HostConfig struct {
 	// message before it stops, to be rebuilt from the log on its next
 	// command (see passivate.go); zero means DefaultSessionIdle.
 	SessionIdle time.Duration
-	// SplitAppends makes the session actor append one event at a time
-	// where a partial append is harmless (see "Appends" in the package
-	// doc), instead of one multi-event append. Set it for stores whose
-	// multi-event appends cost much more than single ones: the JetStream
-	// store on a single-replica file stream stages every atomic batch in a
-	// temporary file store (milliseconds), against tens of microseconds for
-	// a single event.
-	SplitAppends bool
 	// Logger receives the host's diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Leases makes the host one node of a cluster (see "Ownership" in the

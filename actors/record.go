@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,12 +23,15 @@ type record struct {
 }
 
 // newRecord builds an event of type t about run/call with data encoded as
-// JSON. Its ID is set here (UUIDv7) so that a retried append is idempotent.
+// JSON by events.NewData (sealed: the store takes it in without decoding
+// it again). Its ID is set here (UUIDv7) so that a retried append is
+// idempotent.
 func newRecord(t events.Type, session, run, call string, data any) record {
-	b, err := json.Marshal(data)
+	b, err := events.NewData(t, data)
 	if err != nil {
-		// Data structs of the catalogue always encode; a failure here is a
-		// programming error.
+		// Data structs of the catalogue always encode, and t's struct is
+		// the one each caller passes; a failure here is a programming
+		// error.
 		panic("actors: encode " + string(t) + ": " + err.Error())
 	}
 	// Time and SchemaVersion are set here, not left to the store, so that

@@ -46,11 +46,14 @@ func (a *sessionActor) load() error {
 	return nil
 }
 
-// append writes recs in one append (all of them or none) with the state's
-// version as the expected version, applies them, publishes them, and
-// notifies the watchers of runs that settled. On a conflict it reloads the
-// state from the stream.
-func (a *sessionActor) append(recs ...record) error {
+// append writes recs in one append (all of them or none): see write.
+func (a *sessionActor) append(recs ...record) error { return a.write(false, recs...) }
+
+// write appends recs with the state's version as the expected version, all
+// of them or none (steps false) or as steps (see appendSteps), applies
+// what was stored, publishes it, and notifies the watchers of runs that
+// settled. On a conflict it reloads the state from the stream.
+func (a *sessionActor) write(steps bool, recs ...record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -82,8 +85,23 @@ func (a *sessionActor) append(recs ...record) error {
 		evs[i] = recs[i].Event
 	}
 	ctx := a.store.get()
-	res, err := a.h.cfg.Store.Append(ctx, stream, events.Exact(a.st.Version), evs...)
+	var res events.AppendResult
+	var err error
+	if steps {
+		res, err = events.AppendSteps(ctx, a.h.cfg.Store, stream, events.Exact(a.st.Version), evs...)
+	} else {
+		res, err = a.h.cfg.Store.Append(ctx, stream, events.Exact(a.st.Version), evs...)
+	}
 	if err != nil {
+		if steps && res.LastVersion != 0 && res.FirstVersion == a.st.Version+1 {
+			// A prefix of the steps is stored: the state takes it in (it
+			// is a state advance carries on from), and the rest fails.
+			n := int(res.LastVersion - res.FirstVersion + 1)
+			if aerr := a.applyStored(stream, recs[:n], res); aerr != nil {
+				return aerr
+			}
+			a.h.publish(recs[:n])
+		}
 		if errors.Is(err, events.ErrWrongExpectedVersion) {
 			if st, rerr := a.h.ReadSession(ctx, a.id); rerr == nil {
 				a.st = st
@@ -99,24 +117,8 @@ func (a *sessionActor) append(recs ...record) error {
 		}
 		return err
 	}
-	for i := range recs {
-		if i < len(res.Blobs) && res.Blobs[i] != nil {
-			// Stored by reference: the record hashes as stored.
-			recs[i].Blob = res.Blobs[i]
-		}
-		// The same numbering and hash links the store gave the stored
-		// copies (events.Chain), so that the published events are the
-		// stored ones.
-		recs[i].Stream, recs[i].Version = stream, res.FirstVersion+uint64(i)
-		recs[i].PrevHash = a.st.LastHash
-		if i == len(recs)-1 {
-			recs[i].Position = res.LastPosition
-		}
-		if err := a.st.applyRecord(recs[i]); err != nil {
-			// The events are stored; the fold refusing them is a bug.
-			a.h.log.Error("apply", "session", a.id, "err", err)
-			return err
-		}
+	if err := a.applyStored(stream, recs, res); err != nil {
+		return err
 	}
 	a.h.publish(recs)
 	for _, b := range before {
@@ -164,15 +166,36 @@ func (a *sessionActor) failTooLarge(recs []record, cause error) {
 }
 
 // appendSteps appends recs, a sequence of which every prefix is a state
-// advance can carry on from (it completes what is missing; see complete).
-// On a store whose multi-event appends are costly (HostConfig.SplitAppends)
-// it appends them one at a time; otherwise in one append.
+// advance can carry on from (it completes what is missing; see
+// completion), with events.AppendSteps: in one round trip, not all or
+// nothing, on a store that pipelines steps (JetStream); in one append
+// otherwise.
 func (a *sessionActor) appendSteps(recs ...record) error {
-	if !a.h.cfg.SplitAppends || len(recs) < 2 {
-		return a.append(recs...)
-	}
+	return a.write(len(recs) > 1, recs...)
+}
+
+// applyStored applies recs, stored as res says, to the state: each gets
+// the stream, version, blob reference and hash links the store gave its
+// stored copy (events.Chain), so that the published events are the stored
+// ones, and the state's head hash is the store's.
+func (a *sessionActor) applyStored(stream string, recs []record, res events.AppendResult) error {
 	for i := range recs {
-		if err := a.append(recs[i]); err != nil {
+		if i < len(res.Blobs) && res.Blobs[i] != nil {
+			// Stored by reference: the record hashes as stored.
+			recs[i].Blob = res.Blobs[i]
+		}
+		recs[i].Stream, recs[i].Version = stream, res.FirstVersion+uint64(i)
+		recs[i].PrevHash = a.st.LastHash
+		if i == len(recs)-1 {
+			recs[i].Position = res.LastPosition
+		}
+		var hash string
+		if i < len(res.Hashes) {
+			hash = res.Hashes[i]
+		}
+		if err := a.st.applyHashed(recs[i], hash); err != nil {
+			// The events are stored; the fold refusing them is a bug.
+			a.h.log.Error("apply", "session", a.id, "err", err)
 			return err
 		}
 	}

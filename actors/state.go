@@ -211,7 +211,11 @@ func (s *SessionState) Apply(ev events.Event) error {
 
 // applyRecord is Apply for an event the session actor built: it folds the
 // record's typed values when it has them.
-func (s *SessionState) applyRecord(rec record) error {
+func (s *SessionState) applyRecord(rec record) error { return s.applyHashed(rec, "") }
+
+// applyHashed applies rec, whose hash as stored is hash (its store said
+// so); "" means it is computed here.
+func (s *SessionState) applyHashed(rec record, hash string) error {
 	ev := rec.Event
 	if ev.Version != 0 && ev.Version != s.Version+1 {
 		return fmt.Errorf("apply %s: version %d after %d", ev.Type, ev.Version, s.Version)
@@ -220,7 +224,10 @@ func (s *SessionState) applyRecord(rec record) error {
 		return fmt.Errorf("apply %s v%d (run %s): %w", ev.Type, ev.Version, ev.RunID, err)
 	}
 	s.Version++
-	s.LastHash = events.Hash(ev)
+	if hash == "" {
+		hash = events.Hash(ev)
+	}
+	s.LastHash = hash
 	return nil
 }
 

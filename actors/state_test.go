@@ -296,13 +296,22 @@ func TestTypedFoldMatchesDecoded(t *testing.T) {
 	}
 }
 
+// withData returns e with its Data replaced by data.
+func withData(e events.Event, data string) events.Event {
+	e.Data = json.RawMessage(data)
+	return e
+}
+
 // The envelope the host publishes is the one json.Marshal gives.
 func TestEncodeEnvelope(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ev   events.Event
 	}{
-		{"with data", ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy", Arguments: json.RawMessage(`{"env":"<prod>"}`)})},
+		// Data as json.Marshal writes it (HTML-escaped): AppendJSON splices
+		// Data in as it is, and the runtime's own data (events.NewData) is
+		// not HTML-escaped, which json.Marshal of the envelope would do.
+		{"with data", withData(ev(events.TypeToolRequested, "a", events.ToolRequested{Tool: "deploy"}), `{"tool":"deploy","arguments":{"env":"\u003cprod\u003e"}}`)},
 		{"without data", events.Event{Type: events.TypeRunResumed, SessionID: sid}},
 		{"every id", events.Event{ID: uuid.Must(uuid.NewV7()), Type: events.TypeRunResumed, SessionID: sid, RunID: rid, ToolCallID: "c",
 			CorrelationID: "corr", CausationID: "cause", SchemaVersion: 2, Time: time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.FixedZone("x", 3600))}},
