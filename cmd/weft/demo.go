@@ -315,6 +315,13 @@ func (p *eventPrinter) print(ev events.Event) error {
 
 // describe says in a few words what an event is about.
 func (p *eventPrinter) describe(ev events.Event) string {
+	// A live copy of an event whose data is in the blob store carries the
+	// reference in its place (see "Large payloads" in the README).
+	if ref, ok, err := events.ParseBlobData(ev.Data); err != nil {
+		return "(" + err.Error() + ")"
+	} else if ok {
+		return fmt.Sprintf("(data by reference: %s, %d bytes in the blob store)", ref, ref.Size)
+	}
 	data, err := events.Decode(ev)
 	if err != nil {
 		return "(" + err.Error() + ")"

@@ -66,3 +66,43 @@ func TestTailShowsRedactedLiveEvents(t *testing.T) {
 		t.Error("the log lost the private metadata")
 	}
 }
+
+// TestTailShowsDataByReference: the live copy of an event whose data is
+// in the blob store carries the reference, and weft tail says so instead
+// of failing to decode it.
+func TestTailShowsDataByReference(t *testing.T) {
+	n, _ := testNode(t)
+	big, err := toolsets.NewFunc("big", func(context.Context, struct{}) (string, error) {
+		return strings.Repeat("x", events.DefaultInlineBytes+1024), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := n.rt.NewAgent("big-agent", weft.AgentConfig{Model: llm.NewScripted(
+		llm.ScriptToolCalls(llm.ToolCall{ID: "c1", Name: "big", Arguments: []byte(`{}`)}), llm.ScriptText("done")),
+		Tools: []toolsets.Tool{big}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, errOut := newSyncBuffer(), newSyncBuffer()
+	done := make(chan struct{})
+	var tailErr error
+	go func() {
+		defer close(done)
+		tailErr = run(ctx, []string{"tail", "weft.evt.session.*.tool.returned", "--nats", n.url, "--count", "1"}, out, errOut)
+	}()
+	errOut.waitFor(t, ctx, done, "tailing")
+	if res, err := agent.NewSession().Run(ctx, "go"); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	line := out.waitFor(t, ctx, done, "tool.returned")
+	<-done
+	if tailErr != nil {
+		t.Fatal(tailErr)
+	}
+	if !strings.Contains(line, "data by reference: sha256:") {
+		t.Errorf("weft tail printed %q, want the event's data shown as a blob reference", line)
+	}
+}
