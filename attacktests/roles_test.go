@@ -249,3 +249,68 @@ func awaitEvent(t *testing.T, ch <-chan *nats.Msg, typ events.Type) {
 		}
 	}
 }
+
+// A worker's result too large for a NATS message goes by reference to the
+// log's blob bucket, which the worker role may write through its account's
+// object-store imports, and reaches the log whole (a worker that could
+// not write it would return the too-large error instead).
+func TestWorkerWritesLargeResultsToTheBlobBucket(t *testing.T) {
+	b := startNode(t)
+	c := b.conn(t, bus.RoleWorker)
+	size := int(c.nc.MaxPayload()) + 1024
+	deploy, err := toolsets.NewContextFunc("deploy", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) {
+		return strings.Repeat("x", size), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(c.nc, []toolsets.Tool{deploy}, worker.WithID("w-large"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	var g errgroup.Group
+	g.Go(func() error { return w.Serve(ctx) })
+	defer func() {
+		stop()
+		if err := g.Wait(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	dctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	ts, err := b.rt.RemoteTools(dctx, "deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.addAgent(t, ts)
+	sess, res := b.waiting(t)
+	if _, err := sess.Resume(t.Context(), weft.Approve(res.Pending.Approvals[0].ID, "alice", nil)); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := b.rt.Store().ReadStream(t.Context(), events.SessionStream(sess.ID()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(evs) - 1; i >= 0; i-- { // the last return: the first is the approval policy's
+		ev := evs[i]
+		if ev.Type != events.TypeToolReturned {
+			continue
+		}
+		var d events.ToolReturned
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		var ret toolsets.Return
+		if err := json.Unmarshal(d.Return, &ret); err != nil {
+			t.Fatal(err)
+		}
+		var content string
+		if err := json.Unmarshal(ret.Content, &content); err != nil || len(content) != size || ret.IsError {
+			t.Fatalf("the log holds a return of %d bytes (error %v, %s), want the worker's %d", len(content), ret.IsError, ret.Content[:min(len(ret.Content), 200)], size)
+		}
+		c.allowed(t)
+		return
+	}
+	t.Fatal("no tool.returned in the log")
+}
