@@ -8,6 +8,18 @@ import (
 	"github.com/weft-run/weft/llm"
 )
 
+// modelReply is the outcome of a model request the session actor made
+// (callModel): an input of the core.
+type modelReply struct {
+	runID string
+	step  int
+	resp  *llm.Response
+	err   error
+	// rejected is why an output validator rejected the response's final
+	// text, "" when none did.
+	rejected string
+}
+
 // requestModel records model.request (after reports, the preparation's)
 // and calls the model for the step it opens.
 func (k core) requestModel(r *RunState, spec *AgentSpec, reports []record) decision {

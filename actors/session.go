@@ -6,7 +6,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -15,17 +14,6 @@ type advance struct{}
 
 // flushTools asks the session actor to append the tool events it queued.
 type flushTools struct{}
-
-// modelReply is the outcome of a model request made by the session actor.
-type modelReply struct {
-	runID string
-	step  int
-	resp  *llm.Response
-	err   error
-	// rejected is why an output validator rejected the response's final
-	// text, "" when none did.
-	rejected string
-}
 
 // sessionActor owns one session: it is the shell around the session core
 // (core.go). Its state is only the fold of the session's events; on every
