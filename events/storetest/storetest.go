@@ -100,6 +100,14 @@ type Options struct {
 // delivered what it should within it fails the subtest.
 const Timeout = 30 * time.Second
 
+// LargeTimeout bounds the waits of the subtests that append and read back
+// data of up to MaxDataBytes (32 MiB by default): under the race detector
+// on a 2-core machine one such round trip alone takes 25–30 s.
+const LargeTimeout = 3 * time.Minute
+
+// large names the subtests LargeTimeout bounds.
+var large = map[string]bool{"payload limit": true, "large data by reference": true}
+
 // Run runs every conformance subtest against stores from newStore.
 func Run(t *testing.T, newStore Factory, opts Options) {
 	if opts.MaxDataBytes <= 0 {
@@ -153,7 +161,11 @@ func Run(t *testing.T, newStore Factory, opts Options) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.run(newFixture(t, newStore, opts))
+			timeout := Timeout
+			if large[tc.name] {
+				timeout = LargeTimeout
+			}
+			tc.run(newFixture(t, newStore, opts, timeout))
 		})
 	}
 }
@@ -163,23 +175,24 @@ type fixture struct {
 	t      *testing.T
 	s      events.Store
 	ctx    context.Context
+	wait   time.Duration // what bounds ctx: Timeout or LargeTimeout
 	prefix string
 	opts   Options
 	// newStore makes the stores of fresh fixtures.
 	newStore Factory
 }
 
-func newFixture(t *testing.T, newStore Factory, opts Options) *fixture {
+func newFixture(t *testing.T, newStore Factory, opts Options, timeout time.Duration) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), Timeout)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	t.Cleanup(cancel)
-	return &fixture{t: t, s: newStore(t), ctx: ctx, prefix: randomPrefix(), opts: opts, newStore: newStore}
+	return &fixture{t: t, s: newStore(t), ctx: ctx, wait: timeout, prefix: randomPrefix(), opts: opts, newStore: newStore}
 }
 
 // fresh returns a fixture with a new store for the subtest t.
 func (f *fixture) fresh(t *testing.T) *fixture {
 	t.Helper()
-	return newFixture(t, f.newStore, f.opts)
+	return newFixture(t, f.newStore, f.opts, f.wait)
 }
 
 // sub returns f for the subtest t.
@@ -294,7 +307,7 @@ func (f *fixture) await(what string, fn func()) {
 		defer close(done)
 		fn()
 	}()
-	timer := time.NewTimer(Timeout + 10*time.Second)
+	timer := time.NewTimer(f.wait + 10*time.Second)
 	defer timer.Stop()
 	select {
 	case <-done:
