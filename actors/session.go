@@ -34,7 +34,7 @@ type sessionActor struct {
 	st      *SessionState // nil: not loaded yet (see load)
 	loadErr error         // why the last load failed
 	self    *actor.PID
-	life    *actor.PID
+	life    *actor.PID // the lifecycle actor: spawned by the first preparation with toolsets
 	run     *runMem
 	models  chan struct{} // counts model goroutines; see Stopping
 	// queued are tool events (tool.started, tool.retried, tool.progress,
@@ -136,7 +136,6 @@ func (a *sessionActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.self = c.Self()
-		a.life = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &lifecycleActor{h: a.h} }, a.h.props...))
 		if a.load() == nil {
 			a.advance(c)
 		}

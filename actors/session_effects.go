@@ -69,6 +69,11 @@ func (a *sessionActor) prepare(c actor.Context, e effPrepare) {
 		a.onPrepared(c, &preparedReply{runID: m.id, prep: prep, reports: reps, err: err})
 	} else {
 		m.prepared = true
+		if a.life == nil {
+			// The lifecycle actor is spawned for the first run with
+			// toolsets: a session of loose tools never needs it.
+			a.life = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &lifecycleActor{h: a.h} }, a.h.props...))
+		}
 		c.Request(a.life, &prepareRequest{spec: m.spec, lcs: m.lcs, tc: tc})
 	}
 	if e.forBatch {
