@@ -61,26 +61,12 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		if s.closed() {
 			return fail(events.ErrClosed)
 		}
-		h, cached := s.cachedHead(stream)
-		if !cached || fresh {
-			if h, err = s.fetchHead(ctx, filter); err != nil {
-				return fail(err)
-			}
-			s.setHead(stream, h)
-			cached = false
+		h, settled, err := s.appendHead(ctx, stream, filter, batch, expected, fresh)
+		if settled != nil {
+			return *settled, err
 		}
-		if want, ok := expected.Version(); ok && h.version != want {
-			if cached {
-				fresh = true // the cache may be behind: check with the server
-				continue
-			}
-			// Not at the expected version: this may be a retry of an
-			// append that succeeded (its ack lost). Look for the ids.
-			res, dup, err := s.findStored(ctx, stream, batch, false)
-			if dup || err != nil {
-				return res, err
-			}
-			return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version}
+		if err != nil {
+			return fail(err)
 		}
 		hashes := events.ChainHashes(batch, h.version, h.hash, s.chainKey())
 		msgs, err := s.messages(batch, subjects, filter, h)
@@ -118,6 +104,41 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		default:
 			return fail(err)
 		}
+	}
+}
+
+// appendHead returns the head of stream an append of batch at expected
+// builds on: the cached one, or the server's when the cache is missing,
+// fresh is set, or the cache is behind the expected version. When the
+// stream is not at the expected version the append is settled without a
+// publish: settled is its result when batch is already stored (a retry
+// whose acknowledgement was lost), and err says why otherwise (a
+// *events.WrongVersionError, or the failure to read the head).
+func (s *Store) appendHead(ctx context.Context, stream, filter string, batch []events.Event, expected events.ExpectedVersion, fresh bool) (h head, settled *events.AppendResult, err error) {
+	h, cached := s.cachedHead(stream)
+	for {
+		if !cached || fresh {
+			if h, err = s.fetchHead(ctx, filter); err != nil {
+				return head{}, nil, &events.Error{Op: "append", Stream: stream, Err: err}
+			}
+			s.setHead(stream, h)
+			cached = false
+		}
+		want, ok := expected.Version()
+		if !ok || h.version == want {
+			return h, nil, nil
+		}
+		if cached {
+			fresh = true // the cache may be behind: check with the server
+			continue
+		}
+		// Not at the expected version: this may be a retry of an append
+		// that succeeded (its ack lost). Look for the ids.
+		res, dup, err := s.findStored(ctx, stream, batch, false)
+		if dup || err != nil {
+			return head{}, &res, err
+		}
+		return head{}, nil, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version}
 	}
 }
 

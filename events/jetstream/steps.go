@@ -108,24 +108,12 @@ func (s *Store) appendPipelined(ctx context.Context, stream string, expected eve
 		if err := s.live(ctx); err != nil {
 			return finish(events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err})
 		}
-		h, cached := s.cachedHead(stream)
-		if !cached || fresh {
-			if h, err = s.fetchHead(ctx, filter); err != nil {
-				return finish(events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: err})
-			}
-			s.setHead(stream, h)
-			cached = false
+		h, settled, err := s.appendHead(ctx, stream, filter, batch, expected, fresh)
+		if settled != nil {
+			return finish(*settled, err)
 		}
-		if want, ok := expected.Version(); ok && h.version != want {
-			if cached {
-				fresh = true // the cache may be behind: check with the server
-				continue
-			}
-			res, dup, err := s.findStored(ctx, stream, batch, false)
-			if dup || err != nil {
-				return finish(res, err)
-			}
-			return finish(events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: h.version})
+		if err != nil {
+			return finish(events.AppendResult{}, err)
 		}
 		hashes := events.ChainHashes(batch, h.version, h.hash, s.chainKey())
 		msgs, err := s.messages(batch, subjects, filter, h)
