@@ -178,26 +178,7 @@ func TestWorkerServesCalls(t *testing.T) {
 			if pool != "" {
 				opts = append(opts, worker.WithPool(pool))
 			}
-			w, err := worker.New(c.nc, []toolsets.Tool{deploy}, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, stop := context.WithCancel(t.Context())
-			var g errgroup.Group
-			g.Go(func() error { return w.Serve(ctx) })
-			defer func() {
-				stop()
-				if err := g.Wait(); err != nil {
-					t.Errorf("Serve: %v", err)
-				}
-			}()
-			dctx, cancel := context.WithTimeout(t.Context(), wait)
-			defer cancel()
-			ts, err := b.rt.RemoteTools(dctx, "deploy")
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.addAgent(t, ts)
+			b.serveDeploy(t, c, deploy, opts...)
 			sess, res := b.waiting(t)
 			done, err := sess.Resume(t.Context(), weft.Approve(res.Pending.Approvals[0].ID, "alice", nil))
 			if err != nil || done.Status != weft.StatusCompleted || done.Output != "deployed by the worker" || runs.Load() != 1 {
@@ -264,26 +245,7 @@ func TestWorkerWritesLargeResultsToTheBlobBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(c.nc, []toolsets.Tool{deploy}, worker.WithID("w-large"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	var g errgroup.Group
-	g.Go(func() error { return w.Serve(ctx) })
-	defer func() {
-		stop()
-		if err := g.Wait(); err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
-	dctx, cancel := context.WithTimeout(t.Context(), wait)
-	defer cancel()
-	ts, err := b.rt.RemoteTools(dctx, "deploy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.addAgent(t, ts)
+	b.serveDeploy(t, c, deploy, worker.WithID("w-large"))
 	sess, res := b.waiting(t)
 	if _, err := sess.Resume(t.Context(), weft.Approve(res.Pending.Approvals[0].ID, "alice", nil)); err != nil {
 		t.Fatal(err)
@@ -313,4 +275,30 @@ func TestWorkerWritesLargeResultsToTheBlobBucket(t *testing.T) {
 		return
 	}
 	t.Fatal("no tool.returned in the log")
+}
+
+// serveDeploy serves deploy from a worker on c until the test ends, and
+// registers the agent "deployer" with it as its remote tool.
+func (b *bench) serveDeploy(t *testing.T, c *roleConn, deploy toolsets.Tool, opts ...worker.Option) {
+	t.Helper()
+	w, err := worker.New(c.nc, []toolsets.Tool{deploy}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	var g errgroup.Group
+	g.Go(func() error { return w.Serve(ctx) })
+	t.Cleanup(func() {
+		stop()
+		if err := g.Wait(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	dctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	ts, err := b.rt.RemoteTools(dctx, "deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.addAgent(t, ts)
 }

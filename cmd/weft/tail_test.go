@@ -33,24 +33,8 @@ func TestTailShowsRedactedLiveEvents(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	out, errOut := newSyncBuffer(), newSyncBuffer()
-	done := make(chan struct{})
-	var tailErr error
-	go func() {
-		defer close(done)
-		tailErr = run(ctx, []string{"tail", "weft.evt.session.*.tool.returned", "--nats", n.url, "--count", "1"}, out, errOut)
-	}()
-	errOut.waitFor(t, ctx, done, "tailing")
-
 	sess := agent.NewSession()
-	if res, err := sess.Run(ctx, "go"); err != nil || res.Status != weft.StatusCompleted {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	line := out.waitFor(t, ctx, done, "tool.returned")
-	<-done
-	if tailErr != nil {
-		t.Fatal(tailErr)
-	}
+	line := tailReturned(t, ctx, n.url, sess)
 	if strings.Contains(line, secret) || !strings.Contains(line, "[redacted: return.private_metadata]") {
 		t.Errorf("weft tail printed %q, want the return without its private metadata, marked redacted", line)
 	}
@@ -86,15 +70,25 @@ func TestTailShowsDataByReference(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
+	line := tailReturned(t, ctx, n.url, agent.NewSession())
+	if !strings.Contains(line, "data by reference: sha256:") {
+		t.Errorf("weft tail printed %q, want the event's data shown as a blob reference", line)
+	}
+}
+
+// tailReturned runs weft tail for one tool.returned event on the node at
+// url while sess runs to completion, and returns the line tail printed.
+func tailReturned(t *testing.T, ctx context.Context, url string, sess *weft.Session) string {
+	t.Helper()
 	out, errOut := newSyncBuffer(), newSyncBuffer()
 	done := make(chan struct{})
 	var tailErr error
 	go func() {
 		defer close(done)
-		tailErr = run(ctx, []string{"tail", "weft.evt.session.*.tool.returned", "--nats", n.url, "--count", "1"}, out, errOut)
+		tailErr = run(ctx, []string{"tail", "weft.evt.session.*.tool.returned", "--nats", url, "--count", "1"}, out, errOut)
 	}()
 	errOut.waitFor(t, ctx, done, "tailing")
-	if res, err := agent.NewSession().Run(ctx, "go"); err != nil || res.Status != weft.StatusCompleted {
+	if res, err := sess.Run(ctx, "go"); err != nil || res.Status != weft.StatusCompleted {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	line := out.waitFor(t, ctx, done, "tool.returned")
@@ -102,7 +96,5 @@ func TestTailShowsDataByReference(t *testing.T) {
 	if tailErr != nil {
 		t.Fatal(tailErr)
 	}
-	if !strings.Contains(line, "data by reference: sha256:") {
-		t.Errorf("weft tail printed %q, want the event's data shown as a blob reference", line)
-	}
+	return line
 }
