@@ -1,5 +1,7 @@
 package actors
 
+import "errors"
+
 // Failure kinds recorded in run.failed (events.ErrorInfo.Kind).
 const (
 	FailToolRetryLimit   = "tool_retry_limit_exceeded"
@@ -11,3 +13,6 @@ const (
 	FailOutputRetryLimit = "output_retry_limit_exceeded"
 	FailInternal         = "internal"
 )
+
+// errRunCancelled is the cause a run's context is cancelled with.
+var errRunCancelled = errors.New("run cancelled")

@@ -17,8 +17,8 @@
 //	weft.evt.<category>.<id>.<type tokens>   an event of a stream
 //	weft.cmd.session.<id>.<verb>             a command to a session actor
 //	weft.node.<node>.cmd.session.<id>.<verb> a command forwarded to the owner node
-//	weft.node.<node>.tool.<name>             a local tool call, to the node that
-//	                                         prepared the run
+//	weft.node.<node>.tool.<name>             unused: local tool calls run in the
+//	                                         process that prepared the run (NodeTool)
 //
 // Identifiers that are not valid subject tokens are escaped (EscapeToken),
 // never passed through; see EscapeToken for the exact rules.

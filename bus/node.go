@@ -36,9 +36,13 @@ func (s Subjects) ParseNodeCommand(node, subject string) (sessionID, verb string
 	return s.ParseCommand(s.root + "." + rest)
 }
 
-// NodeTool returns the subject the calls of local tool name are sent on to
-// the node that prepared their run, such as "weft.node.n1.tool.search":
-// only that node has the run's tools. node must be a subject token.
+// NodeTool returns the subject of a local tool call to the node that
+// prepared its run, such as "weft.node.n1.tool.search". node must be a
+// subject token.
+//
+// Deprecated: the runtime runs its local tool calls in its own process and
+// no longer sends or serves them on NATS; nothing subscribes to these
+// subjects.
 func (s Subjects) NodeTool(node, name string) (string, error) {
 	if !ValidToken(node) {
 		return "", &TokenError{What: "node id", Value: node, Reason: "not a subject token"}
@@ -52,6 +56,8 @@ func (s Subjects) NodeTool(node, name string) (string, error) {
 
 // NodeTools returns the filter matching the subject of every local tool
 // call sent to node: "weft.node.<node>.tool.*".
+//
+// Deprecated: see NodeTool.
 func (s Subjects) NodeTools(node string) (string, error) {
 	if !ValidToken(node) {
 		return "", &TokenError{What: "node id", Value: node, Reason: "not a subject token"}

@@ -23,7 +23,7 @@ import (
 //	<root>.cmd.session.<id>.<verb>              command to a session actor
 //	<root>.cmd.session.*.*                      every command (AllCommands)
 //	<root>.node.<node>.cmd.session.<id>.<verb>  command forwarded to its owner node (node.go)
-//	<root>.node.<node>.tool.<name>              local tool call, to the node that prepared the run (node.go)
+//	<root>.node.<node>.tool.<name>              unused: local tool calls run in-process (node.go, deprecated)
 //	<root>.worker.call.<tool>                   remote tool call, queue group weft-workers
 //	<root>.worker.cancel.<session>.<run>.<call> cancel of a remote call
 //	<root>.worker.describe                      workers describe their tools

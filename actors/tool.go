@@ -1,6 +1,0 @@
-package actors
-
-import "errors"
-
-// errRunCancelled is the cause a run's context is cancelled with.
-var errRunCancelled = errors.New("run cancelled")
