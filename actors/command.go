@@ -3,9 +3,11 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/nats-io/nats.go"
 )
 
 // command is a command for a session actor: from this process, its typed
@@ -50,9 +52,9 @@ func commandBody[T any](c *command) (T, error) {
 // Command sends a command to a session actor and returns its reply. A
 // session this node drives (every session without HostConfig.Leases; one
 // whose lease this node holds or takes, with them) gets it as a Go value,
-// straight into its actor's mailbox; any other goes over NATS
-// (request/reply on weft.cmd.session.<id>.<verb>), to the node that
-// drives it. Both answer the same; a refused command returns its
+// straight into its actor's mailbox; any other goes over NATS to the node
+// that holds its lease (request/reply on
+// weft.node.<owner>.cmd.session.<id>.<verb>). Both answer the same; a refused command returns its
 // *CommandError.
 func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (CommandReply, error) {
 	h.mu.Lock()
@@ -61,20 +63,33 @@ func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (C
 	if closed {
 		return CommandReply{}, ErrHostClosed
 	}
-	subject, err := h.subj.Command(sessionID, verb)
-	if err != nil {
+	// The command's subject checks the session id and verb, wherever the
+	// command goes.
+	if _, err := h.subj.Command(sessionID, verb); err != nil {
 		return CommandReply{}, fmt.Errorf("%w: %v", ErrBadCommand, err)
 	}
-	if local, err := h.drivesLocally(ctx, sessionID); err != nil {
+	owner, err := h.driver(ctx, sessionID)
+	if err != nil {
 		return CommandReply{}, commandError(verb, sessionID, leaseSentinel(err), "%v", err)
-	} else if local {
+	}
+	if owner == "" {
 		return h.commandLocal(ctx, sessionID, verb, body)
+	}
+	// Another node holds the lease: the command goes straight to it (the
+	// node it would be forwarded to from the command subject).
+	subject, err := h.subj.NodeCommand(owner, sessionID, verb)
+	if err != nil {
+		return CommandReply{}, commandError(verb, sessionID, ErrInternal, "send to %q: %v", owner, err)
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return CommandReply{}, fmt.Errorf("%w: encode %s: %v", ErrBadCommand, verb, err)
 	}
 	msg, err := h.cfg.Conn.RequestWithContext(ctx, subject, data)
+	if errors.Is(err, nats.ErrNoResponders) {
+		ce := ownerSilent(verb, sessionID, owner, h.cfg.Leases.TTL())
+		return CommandReply{Error: ce}, ce
+	}
 	if err != nil {
 		return CommandReply{}, fmt.Errorf("%s session %q: %w", verb, sessionID, err)
 	}
@@ -88,20 +103,20 @@ func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (C
 	return reply, nil
 }
 
-// drivesLocally reports whether this node drives session id: always
-// without leases (one node), and when it holds or has just taken the
-// session's lease with them.
-func (h *Host) drivesLocally(ctx context.Context, id string) (bool, error) {
+// driver returns the node that drives session id, "" when it is this
+// one: always without leases (one node); with them, this node when it
+// holds or has just taken the session's lease, the holder otherwise.
+func (h *Host) driver(ctx context.Context, id string) (string, error) {
 	if h.cfg.Leases == nil {
-		return true, nil
+		return "", nil
 	}
 	lctx, cancel := context.WithTimeout(ctx, leaseTimeout)
 	defer cancel()
 	owner, err := h.cfg.Leases.Acquire(lctx, id)
-	if err != nil {
-		return false, err
+	if err != nil || owner == h.cfg.Leases.Node() {
+		return "", err
 	}
-	return owner == h.cfg.Leases.Node(), nil
+	return owner, nil
 }
 
 // commandLocal hands a command to the actor of session id in this

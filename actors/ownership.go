@@ -113,13 +113,21 @@ func (h *Host) forward(m *nats.Msg, owner, id, verb string) {
 	reply, err := h.cfg.Conn.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: m.Data, Header: m.Header})
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		respond(m, CommandReply{Error: commandError(verb, id, ErrSessionOwned,
-			"node %q holds the session's lease but does not answer (it stopped without releasing it): the lease expires within %v, retry", owner, h.cfg.Leases.TTL())})
+		respond(m, CommandReply{Error: ownerSilent(verb, id, owner, h.cfg.Leases.TTL())})
 	case err != nil:
 		h.log.Warn("forward command", "session", id, "verb", verb, "owner", owner, "err", err)
 	default:
 		_ = m.RespondMsg(&nats.Msg{Data: reply.Data, Header: reply.Header})
 	}
+}
+
+// ownerSilent is the session_owned error of a command sent to owner, the
+// node holding the session's lease, which nobody answers on its subject:
+// nothing was recorded, and the retried command is taken by a live node
+// once the lease has expired (within ttl).
+func ownerSilent(verb, id, owner string, ttl time.Duration) *CommandError {
+	return commandError(verb, id, ErrSessionOwned,
+		"node %q holds the session's lease but does not answer (it stopped without releasing it): the lease expires within %v, retry", owner, ttl)
 }
 
 // leaseSentinel is the command error code of a lease operation's failure:
