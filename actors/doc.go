@@ -328,7 +328,11 @@
 //     lease expired), NATS tells the forwarding node at once and it
 //     answers session_owned, naming the owner: nothing was recorded. The
 //     caller retries session_owned: within a TTL the lease expires and the
-//     next command is taken by a live node. Only an owner that is alive
+//     next command is taken by a live node. A node's own Host.Command
+//     takes or checks the lease itself: it hands the command to the
+//     session's actor when this node holds the lease, and sends it
+//     straight to weft.node.<owner>.… otherwise (same answers, same
+//     session_owned when nobody serves it). Only an owner that is alive
 //     but does not answer within 65 s (its lease check, then its session
 //     actor's read and append) leaves the caller to its own timeout.
 //   - A node's id is its identity in the leases (LeaseConfig.NodeID): a
