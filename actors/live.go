@@ -84,7 +84,10 @@ func (p *livePublisher) publish(rec *record) {
 	if err != nil {
 		return
 	}
-	_ = h.cfg.Conn.Publish(subject, b)
+	if err := h.cfg.Conn.Publish(subject, b); err != nil {
+		// The log has the event; a subscriber misses its live copy.
+		h.log.Warn("event not published live", "stream", rec.Stream, "version", rec.Version, "err", err)
+	}
 }
 
 // encodeEnvelope returns the JSON envelope of ev, byte for byte what
