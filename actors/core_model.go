@@ -52,7 +52,7 @@ func (k core) modelRequestOf(r *RunState, spec *AgentSpec, step int, conv []llm.
 		Settings: spec.Settings, Run: llm.RunInfo{SessionID: k.session, RunID: r.ID, Step: step}}
 }
 
-func modelName(model llm.Model) string { return fmt.Sprintf("%T", model) }
+func modelName(model llm.Model) string { return llm.NameOf(model) }
 
 // modelReply decides on the model's reply to the current step: the
 // response is recorded with the usage it brings, and then the run fails

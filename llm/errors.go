@@ -3,6 +3,9 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Sentinel errors callers branch on with errors.Is.
@@ -33,24 +36,70 @@ var (
 	ErrIncompleteStream = errors.New("llm: stream ended without a final response")
 )
 
-// ModelError is the error type of a model request that failed: which model,
-// the provider's status code when there is one, and why. It unwraps to its
-// cause, so errors.Is(err, ErrNoResponses) or errors.Is(err,
+// ModelError is the error type of a model request that failed: which
+// provider and model, the provider's status code and error type or code
+// when there are some, whether trying again may help, and why. It unwraps
+// to its cause, so errors.Is(err, ErrNoResponses) or errors.Is(err,
 // context.Canceled) see through it.
+//
+// Adapters fill it from the provider's answer and never put the API key,
+// request headers or the prompt into it: its text reaches run errors and
+// logs.
 type ModelError struct {
-	Model      string // the model's name, e.g. "scripted" or a provider model id
-	StatusCode int    // the provider's status code; 0 when there is none
+	// Provider names the provider, e.g. "openai" or "anthropic"; empty for
+	// the test models of this package.
+	Provider string
+	// Model is the model's name, e.g. "scripted" or a provider model id.
+	Model string
+	// StatusCode is the provider's HTTP status code; 0 when there is none
+	// (a connection error, a malformed stream, a test model).
+	StatusCode int
+	// Type and Code are the provider's own error type and code, as it
+	// sent them (e.g. "rate_limit_error", "overloaded_error",
+	// "context_length_exceeded"); empty when it sent none.
+	Type, Code string
+	// Retryable says that the same request may succeed if sent again: a
+	// rate limit, an overload, a server error or a lost connection. A
+	// request the provider refused (400, 401, 403, 404) or a context that
+	// ended is not retryable.
+	Retryable bool
+	// RetryAfter is how long the provider asked to wait before trying
+	// again (its Retry-After header); 0 when it did not say.
+	RetryAfter time.Duration
 	Err        error
 }
 
 func (e *ModelError) Error() string {
-	if e.StatusCode != 0 {
-		return fmt.Sprintf("model %q: status %d: %v", e.Model, e.StatusCode, e.Err)
+	var b strings.Builder
+	b.WriteString("model ")
+	if e.Provider != "" {
+		b.WriteString(e.Provider)
+		b.WriteByte(':')
 	}
-	return fmt.Sprintf("model %q: %v", e.Model, e.Err)
+	b.WriteString(strconv.Quote(e.Model))
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, ": status %d", e.StatusCode)
+	}
+	if e.Type != "" || e.Code != "" {
+		b.WriteString(" (")
+		b.WriteString(strings.Trim(e.Type+" "+e.Code, " "))
+		b.WriteByte(')')
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
 }
 
 func (e *ModelError) Unwrap() error { return e.Err }
+
+// IsRetryable reports whether err is, or wraps, a *ModelError that says
+// trying again may help, and how long the provider asked to wait.
+func IsRetryable(err error) (retry bool, after time.Duration) {
+	var me *ModelError
+	if errors.As(err, &me) {
+		return me.Retryable, me.RetryAfter
+	}
+	return false, 0
+}
 
 // UnknownPartError is returned when decoding a message part whose kind is
 // not in the catalogue. It matches ErrUnknownPart with errors.Is.

@@ -41,7 +41,7 @@ func ExampleNewScripted() {
 	// call call_add add({"left":2,"right":3})
 	// finish: tool_calls
 	// text: done
-	// usage: {InputTokens:13 OutputTokens:1 Requests:1}
+	// usage: {InputTokens:13 OutputTokens:1 CacheReadTokens:0 CacheWriteTokens:0 Requests:1}
 	// used up: true
 	// requests recorded: 3
 }

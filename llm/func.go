@@ -46,3 +46,7 @@ func (f Func) Request(ctx context.Context, req *Request) (*Response, error) {
 	fillDefaults(req, resp, FuncName)
 	return resp, nil
 }
+
+// ModelName returns FuncName, the name its responses carry unless the
+// function names another.
+func (Func) ModelName() string { return FuncName }

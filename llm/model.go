@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -18,6 +19,23 @@ import (
 // error comes with a non-nil *Response.
 type Model interface {
 	Request(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Named is the optional role of a model that says how the event log names
+// it: "provider:model-id", e.g. "openai:gpt-4.1-mini" or
+// "anthropic:claude-sonnet-4-5", the same name its responses carry in
+// Response.Model. The runtime records it in model.request.
+type Named interface {
+	ModelName() string
+}
+
+// NameOf returns m's ModelName when m is Named, and its Go type (e.g.
+// "*mypkg.Model") otherwise.
+func NameOf(m Model) string {
+	if n, ok := m.(Named); ok {
+		return n.ModelName()
+	}
+	return fmt.Sprintf("%T", m)
 }
 
 // Request is everything a model is asked with. It is JSON-encodable so that

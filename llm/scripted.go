@@ -130,3 +130,6 @@ func fillDefaults(req *Request, resp *Response, name string) {
 		resp.Usage = EstimateUsage(req, resp)
 	}
 }
+
+// ModelName returns ScriptedName, the name its responses carry.
+func (s *Scripted) ModelName() string { return ScriptedName }

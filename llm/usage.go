@@ -4,13 +4,20 @@ package llm
 type Usage struct {
 	InputTokens  int64 `json:"input_tokens,omitempty"`
 	OutputTokens int64 `json:"output_tokens,omitempty"`
-	Requests     int64 `json:"requests,omitempty"` // model requests made
+	// CacheReadTokens and CacheWriteTokens are the input tokens the
+	// provider read from, or wrote to, its prompt cache, where it reports
+	// them. They are part of InputTokens, not in addition to it.
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	Requests         int64 `json:"requests,omitempty"` // model requests made
 }
 
 // Add adds o to u.
 func (u *Usage) Add(o Usage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
 	u.Requests += o.Requests
 }
 
