@@ -77,6 +77,8 @@ func (k core) modelReply(mr *modelReply) decision {
 	usage.Requests += resp.Usage.Requests
 	usage.InputTokens += resp.Usage.InputTokens
 	usage.OutputTokens += resp.Usage.OutputTokens
+	usage.CacheReadTokens += resp.Usage.CacheReadTokens
+	usage.CacheWriteTokens += resp.Usage.CacheWriteTokens
 	message := resp.Message()
 	msg, err := json.Marshal(message)
 	if err != nil {
@@ -93,8 +95,9 @@ func (k core) modelReply(mr *modelReply) decision {
 	ru := resp.Usage
 	respRec := newRecord(events.TypeModelResponse, k.session, r.ID, "", events.ModelResponse{
 		Model: resp.Model, Message: msg, FinishReason: string(resp.FinishReason), ToolCallIDs: ids,
-		Usage:          &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens},
-		OutputRejected: mr.rejected})
+		Usage: &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens,
+			CacheReadTokens: ru.CacheReadTokens, CacheWriteTokens: ru.CacheWriteTokens},
+		Attempts: resp.Attempts, OutputRejected: mr.rejected})
 	respRec.extra = message
 	recs := []record{respRec}
 	snapshot := func(u events.Usage) record {

@@ -318,6 +318,8 @@ func (s *SessionState) apply(rec record) error {
 			due.Requests += u.Requests
 			due.InputTokens += u.InputTokens
 			due.OutputTokens += u.OutputTokens
+			due.CacheReadTokens += u.CacheReadTokens
+			due.CacheWriteTokens += u.CacheWriteTokens
 		}
 		due.ToolCalls += int64(len(d.ToolCallIDs))
 		r.UsageDue = &due

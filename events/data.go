@@ -96,6 +96,10 @@ type ModelResponse struct {
 	// has its own tool.requested event.
 	ToolCallIDs []string `json:"tool_call_ids,omitempty"`
 	Usage       *Usage   `json:"usage,omitempty"`
+	// Attempts is how many times the request was sent before this answer
+	// came, when a retrying model wrapper says so (llm.Response.Attempts);
+	// omitted for one attempt or a model that does not count.
+	Attempts int `json:"attempts,omitempty"`
 	// OutputRejected is set when an output validator rejected the
 	// response's final text: the message the model gets as a retry
 	// prompt (optional).

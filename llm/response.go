@@ -29,6 +29,10 @@ type Response struct {
 	Model string `json:"model,omitempty"`
 	// FinishReason says why the model stopped.
 	FinishReason FinishReason `json:"finish_reason,omitempty"`
+	// Attempts is how many times the request was sent to get this answer,
+	// set by a retrying wrapper; 0 means the model did not count (one
+	// attempt).
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Clone returns a copy of r that shares no memory with it. A nil r gives nil.
