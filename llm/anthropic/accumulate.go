@@ -13,13 +13,13 @@ import (
 // and, at message_stop, the complete response. It decides only (no I/O),
 // so the protocol rules are tested event by event.
 type accumulator struct {
-	name    string
-	started bool
-	stopped bool
-	blocks  map[int64]*block // open and closed content blocks by index
-	calls   []*block         // tool_use blocks in order
-	text    strings.Builder
-	reason  sdk.StopReason
+	name                           string
+	started                        bool
+	stopped                        bool
+	blocks                         map[int64]*block // open and closed content blocks by index
+	calls                          []*block         // tool_use blocks in order
+	text                           strings.Builder
+	reason                         sdk.StopReason
 	in, out, cacheRead, cacheWrite int64
 }
 

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"flag"
 	"io"
@@ -136,3 +137,5 @@ func golden(t *testing.T, name string, body []byte) {
 		t.Errorf("request body differs from %s (-want +got):\n%s", path, diff)
 	}
 }
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
