@@ -9,6 +9,41 @@ import (
 	"github.com/weft-run/weft/llm"
 )
 
+// event is one server-sent event of a streamed message, as far as the
+// adapter reads it. The adapter decodes events into it with encoding/json
+// rather than into the SDK's MessageStreamEventUnion, whose reflective
+// decoder costs several times more per chunk; the fields are the
+// Messages streaming format's.
+type event struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message struct {
+		Usage eventUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string         `json:"type"`
+		Text        string         `json:"text"`
+		PartialJSON string         `json:"partial_json"`
+		StopReason  sdk.StopReason `json:"stop_reason"`
+	} `json:"delta"`
+	Usage eventUsage `json:"usage"`
+}
+
+// eventUsage is a usage object of the stream; a count it does not carry
+// is nil.
+type eventUsage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+}
+
 // accumulator folds the events of a Messages stream into stream events
 // and, at message_stop, the complete response. It decides only (no I/O),
 // so the protocol rules are tested event by event.
@@ -38,7 +73,7 @@ func newAccumulator(name string) *accumulator {
 // add takes the next event and returns what to pass on (a zero event when
 // there is nothing to) and whether the message is complete. An event out
 // of protocol order is an ErrMalformedStream.
-func (a *accumulator) add(ev *sdk.MessageStreamEventUnion) (llm.StreamEvent, error) {
+func (a *accumulator) add(ev *event) (llm.StreamEvent, error) {
 	var out llm.StreamEvent
 	if a.stopped {
 		return out, fmt.Errorf("%w: %s after message_stop", ErrMalformedStream, ev.Type)
@@ -52,8 +87,7 @@ func (a *accumulator) add(ev *sdk.MessageStreamEventUnion) (llm.StreamEvent, err
 			return out, fmt.Errorf("%w: a second message_start", ErrMalformedStream)
 		}
 		a.started = true
-		u := ev.Message.Usage
-		a.in, a.out, a.cacheRead, a.cacheWrite = u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens
+		a.setUsage(ev.Message.Usage)
 	case "content_block_start":
 		if _, dup := a.blocks[ev.Index]; dup {
 			return out, fmt.Errorf("%w: content block %d started twice", ErrMalformedStream, ev.Index)
@@ -101,20 +135,8 @@ func (a *accumulator) add(ev *sdk.MessageStreamEventUnion) (llm.StreamEvent, err
 		b.closed = true
 	case "message_delta":
 		a.reason = ev.Delta.StopReason
-		u := ev.Usage
 		// message_delta's counts are cumulative; those it carries win.
-		if u.JSON.InputTokens.Valid() {
-			a.in = u.InputTokens
-		}
-		if u.JSON.OutputTokens.Valid() {
-			a.out = u.OutputTokens
-		}
-		if u.JSON.CacheReadInputTokens.Valid() {
-			a.cacheRead = u.CacheReadInputTokens
-		}
-		if u.JSON.CacheCreationInputTokens.Valid() {
-			a.cacheWrite = u.CacheCreationInputTokens
-		}
+		a.setUsage(ev.Usage)
 	case "message_stop":
 		a.stopped = true
 		resp, err := a.response()
@@ -126,6 +148,17 @@ func (a *accumulator) add(ev *sdk.MessageStreamEventUnion) (llm.StreamEvent, err
 		// New event types are additions within an API version: skip them.
 	}
 	return out, nil
+}
+
+func (a *accumulator) setUsage(u eventUsage) {
+	for _, f := range []struct {
+		dst *int64
+		src *int64
+	}{{&a.in, u.InputTokens}, {&a.out, u.OutputTokens}, {&a.cacheRead, u.CacheReadInputTokens}, {&a.cacheWrite, u.CacheCreationInputTokens}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
 }
 
 func (a *accumulator) open(i int64) (*block, error) {

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/weft-run/weft/llm"
 )

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/weft-run/weft/llm"
 )
@@ -32,7 +36,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Stre
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		s := m.client.Messages.NewStreaming(ctx, params)
+		// What client.Messages.NewStreaming does, decoding into event.
+		var raw *http.Response
+		err = m.client.Post(ctx, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
+		s := ssestream.NewStream[event](ssestream.NewDecoder(raw), err)
 		defer s.Close()
 		acc := newAccumulator(m.name)
 		for s.Next() {

@@ -2,9 +2,9 @@ package anthropic
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,7 +92,7 @@ func replySSE(t *testing.T, name string) http.HandlerFunc {
 	}
 }
 
-func readTestdata(t *testing.T, name string) []byte {
+func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
