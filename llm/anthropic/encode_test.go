@@ -199,3 +199,22 @@ func asModelError(t *testing.T, err error) *llm.ModelError {
 	}
 	return me
 }
+
+type viaTransport struct{}
+
+func (viaTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Via", "custom-client")
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestWithHTTPClient(t *testing.T) {
+	s := newServer(t, replyJSON(t, http.StatusOK, "response_text.json"))
+	m := s.model(t, WithHTTPClient(&http.Client{Transport: viaTransport{}}))
+	if _, err := m.Request(t.Context(), hi()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.requests()[0].Header.Get("X-Via"); got != "custom-client" {
+		t.Errorf("X-Via = %q: the request did not go through the client given", got)
+	}
+}

@@ -59,3 +59,32 @@ func TestStrictSchemaRefused(t *testing.T) {
 		})
 	}
 }
+
+// FuzzStrictSchema: the conversion either refuses a schema with
+// ErrStrictSchema or gives JSON that converts to itself.
+func FuzzStrictSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"left":{"type":"integer"},"right":{"type":"integer"}},"required":["left","right"],"additionalProperties":false}`,
+		`{"type":"object","properties":{"ticket_id":{"type":"string","minLength":1,"maxLength":8},"labels":{"type":["null","array"],"items":{"type":"string"},"maxItems":2}},"required":["ticket_id"]}`,
+		`{"type":"object","properties":{"mode":{"enum":["review","ship",1,null]},"n":{"type":"number","minimum":-1.5,"maximum":10}}}`,
+		`{"type":"object","properties":{"p":{"$ref":"#/$defs/point"}},"$defs":{"point":{"type":"object","properties":{"x":{"oneOf":[{"type":"number"},{"type":"null"}]}}}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		once, err := strictSchema(json.RawMessage(in))
+		if err != nil {
+			if !errors.Is(err, ErrStrictSchema) {
+				t.Fatalf("error %v does not match ErrStrictSchema", err)
+			}
+			return
+		}
+		if !json.Valid(once) {
+			t.Fatalf("invalid JSON %s", once)
+		}
+		twice, err := strictSchema(once)
+		if err != nil || string(twice) != string(once) {
+			t.Fatalf("converting %s again gave %s, %v", once, twice, err)
+		}
+	})
+}

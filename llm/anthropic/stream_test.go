@@ -232,3 +232,30 @@ func firstEvents(t *testing.T, name string, n int) []byte {
 	evs := bytes.SplitAfter(readTestdata(t, name), []byte("\n\n"))
 	return bytes.Join(evs[:n], nil)
 }
+
+// TestStreamEndsAtMessageStop: the stream ends with the Response at
+// message_stop, even when the server holds the connection open after it.
+func TestStreamEndsAtMessageStop(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(readTestdata(t, "stream_text.sse"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	resp, err := llm.Collect(s.model(t).Stream(t.Context(), hi()))
+	if err != nil || resp.Text != "Hi." {
+		t.Fatalf("got %+v, %v; want the response", resp, err)
+	}
+}
+
+func TestAccumulatorAfterStop(t *testing.T) {
+	a := newAccumulator("anthropic:m")
+	for _, typ := range []string{"message_start", "message_stop"} {
+		if _, err := a.add(&event{Type: typ}); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+	}
+	if _, err := a.add(&event{Type: "message_delta"}); !errors.Is(err, ErrMalformedStream) {
+		t.Errorf("event after message_stop: %v, want ErrMalformedStream", err)
+	}
+}
