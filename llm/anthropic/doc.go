@@ -10,10 +10,11 @@
 // # Configuration
 //
 // The API key comes from WithAPIKey or ANTHROPIC_API_KEY, the base URL from
-// WithBaseURL or ANTHROPIC_BASE_URL; nothing else of the environment (the
-// SDK's auth token, profiles, custom headers) is read. The SDK's retries
-// are off: wrap the model in llm/resilient for retries, fallbacks and rate
-// limits.
+// WithBaseURL or ANTHROPIC_BASE_URL; the key in the environment is sent
+// only to the endpoint the environment names, so WithBaseURL needs
+// WithAPIKey. Nothing else of the environment (the SDK's auth token,
+// profiles, custom headers) is read. The SDK's retries are off: wrap the
+// model in llm/resilient for retries, fallbacks and rate limits.
 //
 // # Requests
 //
@@ -75,6 +76,8 @@
 // 529, the retryable types in a stream, lost connections, malformed and
 // cut streams; not 400, 401, 403, 404, an ended context or a request
 // refused before sending. The error never holds the SDK's error (which
-// holds the request), and its text has the API key and header values
-// redacted.
+// holds the request); the API's message is cut to 300 bytes, with the API
+// key, the key in the environment, header values and anything shaped like
+// an Anthropic key replaced by [redacted], and any text of the request it
+// quotes (12 bytes or more) by [prompt].
 package anthropic

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -16,8 +18,9 @@ import (
 
 // Sentinel errors, inside the *llm.ModelError every failure is.
 var (
-	// ErrNoAPIKey: New found no key in WithAPIKey or ANTHROPIC_API_KEY.
-	ErrNoAPIKey = errors.New("anthropic: no API key (pass WithAPIKey or set " + EnvAPIKey + ")")
+	// ErrNoAPIKey: New found no key in WithAPIKey, or in
+	// ANTHROPIC_API_KEY for the endpoint the environment names.
+	ErrNoAPIKey = errors.New("anthropic: no API key (pass WithAPIKey, or set " + EnvAPIKey + " for the default endpoint)")
 	// ErrNoModelID: New was given an empty model id.
 	ErrNoModelID = errors.New("anthropic: no model id")
 	// ErrInvalidOption: an option's value is out of range.
@@ -60,8 +63,9 @@ func (m *Model) modelError(err error) *llm.ModelError {
 // otherwise. RetryAfter is the Retry-After header. A context that ended is
 // not retryable; any other failure of the connection is. The SDK's error
 // is not kept (it holds the request and its headers): the text is rebuilt,
-// and the key and header values are redacted from it.
-func (m *Model) fail(ctx context.Context, err error) *llm.ModelError {
+// and the key and header values are redacted from it; so is any text of
+// the request the API's message quotes (see redactMessage).
+func (m *Model) fail(ctx context.Context, req *llm.Request, err error) *llm.ModelError {
 	if ctx.Err() != nil {
 		return &llm.ModelError{Provider: Provider, Model: m.id, Err: m.redact(err)}
 	}
@@ -86,7 +90,7 @@ func (m *Model) fail(ctx context.Context, err error) *llm.ModelError {
 	if msg == "" {
 		msg = http.StatusText(api.StatusCode)
 	}
-	me.Err = fmt.Errorf("%w: %s", ErrAPI, m.redactText(msg))
+	me.Err = fmt.Errorf("%w: %s", ErrAPI, m.redactMessage(req, msg))
 	return me
 }
 
@@ -146,6 +150,68 @@ func (m *Model) redactText(s string) string {
 		}
 	}
 	return s
+}
+
+// keyPattern matches an Anthropic API key, whoever's it is.
+var keyPattern = regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{4,}`)
+
+// maxMessage bounds the API's message kept in an error, in bytes.
+const maxMessage = 300
+
+// minQuoted is the shortest text of a request redactMessage looks for in
+// a message: shorter ones are words the message may hold for its own
+// reasons.
+const minQuoted = 12
+
+// redactMessage cleans an error message the API sent: the key and header
+// values, anything shaped like an Anthropic key, and every text of req
+// (instructions, prompts, answers, tool arguments and returns) of at least
+// minQuoted bytes that it quotes; then it is cut to maxMessage bytes.
+func (m *Model) redactMessage(req *llm.Request, msg string) string {
+	msg = keyPattern.ReplaceAllString(m.redactText(msg), "[redacted key]")
+	for _, t := range requestTexts(req) {
+		msg = strings.ReplaceAll(msg, t, "[prompt]")
+	}
+	if len(msg) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+func requestTexts(req *llm.Request) []string {
+	if req == nil {
+		return nil
+	}
+	var out []string
+	add := func(s string) {
+		if len(s) >= minQuoted {
+			out = append(out, s)
+		}
+	}
+	add(req.Instructions)
+	for _, msg := range req.Messages {
+		for _, p := range msg.Parts {
+			switch p := p.(type) {
+			case llm.Instructions:
+				add(p.Text)
+			case llm.UserPrompt:
+				add(p.Text)
+			case llm.Text:
+				add(p.Text)
+			case llm.ToolCall:
+				add(string(p.Arguments))
+			case llm.ToolReturn:
+				add(p.ContentText())
+			case llm.RetryPrompt:
+				add(p.Message)
+			}
+		}
+	}
+	return out
 }
 
 // redact returns err itself when its text holds no secret, and a redacted

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -142,20 +143,21 @@ func TestNewFromEnvironment(t *testing.T) {
 	}
 }
 
-// TestErrorsHoldNoSecrets: a server that echoes the key, a header value
-// and the prompt back in its error body, in the message and beside it,
-// gets none of them into the error's text, and the SDK's error (which
-// holds the request and its headers) is not reachable through it.
+// TestErrorsHoldNoSecrets: a server that echoes the key, a header value,
+// another key and the prompt back in its error body, in the message and
+// beside it, gets none of them into the error's text, and the SDK's error
+// (which holds the request and its headers) is not reachable through it.
 func TestErrorsHoldNoSecrets(t *testing.T) {
 	const (
-		envKey  = "sk-ant-env-secret-9876543210"
-		hdrVal  = "proxy-token-5f3a9c"
-		prompt  = "my confidential prompt about project nightingale"
-		echoFmt = `{"type":"error","error":{"type":"invalid_request_error","message":"bad key %s with header %s"},"echo":{"prompt":%q,"key":%q}}`
+		envKey   = "sk-ant-env-secret-9876543210"
+		otherKey = "sk-ant-api03-someone-elses-key"
+		hdrVal   = "proxy-token-5f3a9c"
+		prompt   = "my confidential prompt about project nightingale"
+		echoFmt  = `{"type":"error","error":{"type":"invalid_request_error","message":"bad key %s (or %s) with header %s for %s"},"echo":{"prompt":%q,"key":%q}}`
 	)
 	for _, stream := range []bool{false, true} {
 		for _, fromEnv := range []bool{false, true} {
-			t.Run("", func(t *testing.T) {
+			t.Run(fmt.Sprintf("stream=%v key from env=%v", stream, fromEnv), func(t *testing.T) {
 				key := testKey
 				if fromEnv {
 					key = envKey
@@ -163,13 +165,14 @@ func TestErrorsHoldNoSecrets(t *testing.T) {
 				s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
 					w.WriteHeader(400)
-					w.Write([]byte(sprintf(echoFmt, key, hdrVal, prompt, key)))
+					w.Write([]byte(sprintf(echoFmt, key, otherKey, hdrVal, prompt, prompt, key)))
 				})
-				opts := []Option{WithBaseURL(s.URL), WithHTTPClient(s.Client()), WithHeader("X-Proxy-Auth", hdrVal)}
+				opts := []Option{WithHTTPClient(s.Client()), WithHeader("X-Proxy-Auth", hdrVal)}
+				t.Setenv(EnvAPIKey, envKey)
 				if fromEnv {
-					t.Setenv(EnvAPIKey, envKey)
+					t.Setenv(EnvBaseURL, s.URL)
 				} else {
-					opts = append(opts, WithAPIKey(testKey))
+					opts = append(opts, WithAPIKey(testKey), WithBaseURL(s.URL))
 				}
 				m, err := New("claude-sonnet-4-5", opts...)
 				if err != nil {
@@ -177,13 +180,13 @@ func TestErrorsHoldNoSecrets(t *testing.T) {
 				}
 				_, err = call(t.Context(), m, stream, &llm.Request{Instructions: prompt, Messages: []llm.Message{llm.UserMessage(prompt)}})
 				asModelError(t, err)
-				for _, secret := range []string{key, hdrVal, prompt, "nightingale"} {
+				for _, secret := range []string{testKey, envKey, otherKey, hdrVal, prompt, "nightingale"} {
 					if strings.Contains(err.Error(), secret) {
 						t.Errorf("error text holds %q: %v", secret, err)
 					}
 				}
-				if !strings.Contains(err.Error(), "[redacted]") {
-					t.Errorf("error text %q: want the API's message with the secrets redacted", err)
+				if !strings.Contains(err.Error(), "[redacted]") || !strings.Contains(err.Error(), "[prompt]") {
+					t.Errorf("error text %q: want the API's message with the secrets and the prompt redacted", err)
 				}
 				var api *sdk.Error
 				if errors.As(err, &api) {
@@ -191,5 +194,29 @@ func TestErrorsHoldNoSecrets(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEnvKeyStaysHome: with a base URL of its own, a model does not take
+// the key in the environment.
+func TestEnvKeyStaysHome(t *testing.T) {
+	t.Setenv(EnvAPIKey, "sk-ant-env-secret-9876543210")
+	_, err := New("claude-sonnet-4-5", WithBaseURL("http://proxy.invalid"))
+	if !errors.Is(err, ErrNoAPIKey) {
+		t.Errorf("New with WithBaseURL and only the environment's key: %v, want ErrNoAPIKey", err)
+	}
+}
+
+func TestLongMessageCut(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(400)
+		w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"` + strings.Repeat("é", 400) + `"}}`))
+	})
+	_, err := s.model(t).Request(t.Context(), hi())
+	me := asModelError(t, err)
+	msg := strings.TrimPrefix(me.Err.Error(), ErrAPI.Error()+": ")
+	if len(msg) > maxMessage+len("…") || !strings.HasSuffix(msg, "é…") {
+		t.Errorf("message of %d bytes %q, want it cut at a rune under %d bytes", len(msg), msg[len(msg)-8:], maxMessage)
 	}
 }

@@ -41,10 +41,14 @@ var (
 )
 
 // New returns the Anthropic model modelID (e.g. "claude-sonnet-4-5"). The
-// API key comes from WithAPIKey or else ANTHROPIC_API_KEY; without one New
-// fails with a *llm.ModelError matching ErrNoAPIKey. The base URL comes
-// from WithBaseURL or else ANTHROPIC_BASE_URL; no other environment
-// variable, credential file or profile of the SDK is consulted.
+// API key comes from WithAPIKey or else ANTHROPIC_API_KEY, the base URL
+// from WithBaseURL or else ANTHROPIC_BASE_URL (default Anthropic's own).
+// The key in the environment is sent only to the endpoint the environment
+// names: with WithBaseURL, the key must come from WithAPIKey, so that an
+// Anthropic key never reaches a server it was not meant for. Without a key
+// New fails with a *llm.ModelError matching ErrNoAPIKey. No other
+// environment variable, credential file or profile of the SDK is
+// consulted.
 //
 // The SDK's own retries are disabled: every Request or Stream sends one
 // HTTP request, and a failure comes back at once as a *llm.ModelError that
@@ -59,8 +63,11 @@ func New(modelID string, opts ...Option) (*Model, error) {
 	if strings.TrimSpace(modelID) == "" {
 		return nil, &llm.ModelError{Provider: Provider, Model: modelID, Err: ErrNoModelID}
 	}
-	if cfg.apiKey == "" {
-		cfg.apiKey = os.Getenv(EnvAPIKey)
+	envKey := os.Getenv(EnvAPIKey)
+	if cfg.apiKey == "" && cfg.baseURL == "" {
+		// The key in the environment goes only to the endpoint the
+		// environment names (ANTHROPIC_BASE_URL, or else Anthropic's).
+		cfg.apiKey = envKey
 	}
 	if cfg.apiKey == "" {
 		return nil, &llm.ModelError{Provider: Provider, Model: modelID, Err: ErrNoAPIKey}
@@ -83,7 +90,7 @@ func New(modelID string, opts ...Option) (*Model, error) {
 	if cfg.baseURL != "" {
 		sdkOpts = append(sdkOpts, option.WithBaseURL(cfg.baseURL))
 	}
-	secrets := []string{cfg.apiKey}
+	secrets := []string{cfg.apiKey, envKey}
 	for _, h := range cfg.headers {
 		sdkOpts = append(sdkOpts, option.WithHeader(h[0], h[1]))
 		secrets = append(secrets, h[1])
@@ -128,7 +135,7 @@ func (m *Model) Request(ctx context.Context, req *llm.Request) (*llm.Response, e
 	}
 	msg, err := m.client.Messages.New(ctx, params)
 	if err != nil {
-		return nil, m.fail(ctx, err)
+		return nil, m.fail(ctx, req, err)
 	}
 	resp, err := m.decode(msg)
 	if err != nil {

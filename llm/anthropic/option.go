@@ -20,12 +20,14 @@ type config struct {
 	ignoreUnsupported bool
 }
 
-// WithAPIKey sets the API key. Without it New reads ANTHROPIC_API_KEY. The
-// key is sent as the request's bearer token and never appears in an error.
+// WithAPIKey sets the API key. Without it New reads ANTHROPIC_API_KEY, but
+// only when WithBaseURL is not given (see New). The key is sent as the
+// request's bearer token and never appears in an error.
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
 // WithBaseURL sets the API's base URL (default https://api.anthropic.com,
-// or ANTHROPIC_BASE_URL when set), e.g. a proxy or a test server.
+// or ANTHROPIC_BASE_URL when set), e.g. a proxy or a test server. A model
+// with a base URL of its own needs WithAPIKey too.
 func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
 
 // WithHeader adds a header to every request, e.g. "anthropic-beta". A later

@@ -57,10 +57,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Stre
 			}
 		}
 		if err := s.Err(); err != nil {
-			yield(llm.StreamEvent{}, m.streamFail(ctx, err))
+			yield(llm.StreamEvent{}, m.streamFail(ctx, req, err))
 			return
 		}
-		yield(llm.StreamEvent{}, m.streamFail(ctx, fmt.Errorf("%w: the connection ended before message_stop", llm.ErrIncompleteStream)))
+		yield(llm.StreamEvent{}, m.streamFail(ctx, req, fmt.Errorf("%w: the connection ended before message_stop", llm.ErrIncompleteStream)))
 	}
 }
 
@@ -76,11 +76,11 @@ func (m *Model) streamError(err error) *llm.ModelError {
 
 // streamFail is an error of the stream's reader: a decoding error is a
 // malformed stream; anything else goes through fail.
-func (m *Model) streamFail(ctx context.Context, err error) *llm.ModelError {
+func (m *Model) streamFail(ctx context.Context, req *llm.Request, err error) *llm.ModelError {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	if (errors.As(err, &syntax) || errors.As(err, &typ)) && ctx.Err() == nil {
 		return m.streamError(fmt.Errorf("%w: %v", ErrMalformedStream, err))
 	}
-	return m.fail(ctx, err)
+	return m.fail(ctx, req, err)
 }
