@@ -99,14 +99,16 @@ var retryableTypes = map[string]bool{
 }
 
 func retryable(status int, typ string, h http.Header) bool {
+	if status == 0 {
+		// An error event: the headers are those of the stream that had
+		// started, and say nothing about it.
+		return retryableTypes[typ]
+	}
 	switch h.Get("x-should-retry") {
 	case "true":
 		return true
 	case "false":
 		return false
-	}
-	if status == 0 {
-		return retryableTypes[typ]
 	}
 	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
 }

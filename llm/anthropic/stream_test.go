@@ -85,6 +85,10 @@ func TestStreamFailures(t *testing.T) {
 		is        error
 	}{
 		{name: "error event", reply: replySSE(t, "stream_error.sse"), typ: "overloaded_error", retryable: true, is: ErrAPI},
+		{name: "error event in a stream marked not to retry", reply: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("x-should-retry", "false")
+			replySSE(t, "stream_error.sse")(w, r)
+		}, typ: "overloaded_error", retryable: true, is: ErrAPI},
 		{name: "malformed event", reply: replySSE(t, "stream_malformed.sse"), retryable: true, is: ErrMalformedStream},
 		{name: "connection cut", reply: func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
