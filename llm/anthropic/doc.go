@@ -57,7 +57,9 @@
 // # Responses
 //
 // Text blocks, concatenated, are the Text; tool_use blocks, in order, the
-// ToolCalls. Thinking and server-tool blocks are not kept. Stop reasons:
+// ToolCalls. Thinking and server-tool blocks are not kept (llm.Response
+// has no place for them), so extended thinking, which wants its blocks
+// replayed in the turns after a tool call, is not supported. Stop reasons:
 // end_turn and stop_sequence are FinishStop, tool_use FinishToolCalls,
 // max_tokens and model_context_window_exceeded FinishLength, refusal
 // FinishContentFilter; others (pause_turn) are kept as they are. Usage:

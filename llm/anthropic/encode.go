@@ -29,7 +29,7 @@ func (m *Model) encode(req *llm.Request) (sdk.MessageNewParams, error) {
 	if err != nil {
 		return p, m.modelError(err)
 	}
-	tools, err := encodeTools(req.Tools)
+	tools, err := encodeTools(req.Tools, m.strict.convert)
 	if err != nil {
 		return p, m.modelError(err)
 	}
@@ -189,7 +189,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // schema as input_schema (verbatim, or converted by strictSchema for a
 // strict tool, which is sent with strict: true). Metadata is not sent: the
 // API has no place for it.
-func encodeTools(defs []llm.ToolDefinition) ([]sdk.ToolUnionParam, error) {
+func encodeTools(defs []llm.ToolDefinition, strict func(json.RawMessage) (json.RawMessage, error)) ([]sdk.ToolUnionParam, error) {
 	if len(defs) == 0 {
 		return nil, nil
 	}
@@ -203,7 +203,7 @@ func encodeTools(defs []llm.ToolDefinition) ([]sdk.ToolUnionParam, error) {
 			return nil, fmt.Errorf("%w: tool %q: parameters schema is not valid JSON", ErrInvalidTool, d.Name)
 		}
 		if d.Strict {
-			s, err := strictSchema(schema)
+			s, err := strict(schema)
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: %w", d.Name, err)
 			}

@@ -32,6 +32,7 @@ type Model struct {
 	maxTokens         int
 	ignoreUnsupported bool
 	secrets           []string // the key and header values, redacted from errors
+	strict            strictCache
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // strictKeywords are the JSON Schema keywords the API's strict mode
@@ -218,4 +219,41 @@ func checkRecursion(root map[string]any) error {
 		return nil
 	}
 	return visit("#")
+}
+
+// strictCacheSize bounds the strict schemas a model remembers: a run's
+// tools are the same from one request to the next, so a few hundred cover
+// any agent; past the bound schemas are converted every time.
+const strictCacheSize = 512
+
+// strictCache remembers the strict form of the schemas a model has sent,
+// so that a conversation's requests convert each tool's schema once. Safe
+// for concurrent use; the zero value is ready.
+type strictCache struct {
+	mu sync.Mutex
+	m  map[string]strictEntry
+}
+
+type strictEntry struct {
+	schema json.RawMessage // shared by every request: never modified
+	err    error
+}
+
+func (c *strictCache) convert(raw json.RawMessage) (json.RawMessage, error) {
+	c.mu.Lock()
+	e, ok := c.m[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return e.schema, e.err
+	}
+	s, err := strictSchema(raw)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]strictEntry{}
+	}
+	if len(c.m) < strictCacheSize {
+		c.m[string(raw)] = strictEntry{s, err}
+	}
+	c.mu.Unlock()
+	return s, err
 }

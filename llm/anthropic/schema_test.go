@@ -88,3 +88,24 @@ func FuzzStrictSchema(f *testing.F) {
 		}
 	})
 }
+
+func TestStrictCache(t *testing.T) {
+	var c strictCache
+	in := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}`)
+	want, _ := strictSchema(in)
+	for range 2 {
+		got, err := c.convert(in)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("convert = %s, %v; want %s", got, err, want)
+		}
+	}
+	bad := json.RawMessage(`{"type":"object","additionalProperties":true}`)
+	for range 2 {
+		if _, err := c.convert(bad); !errors.Is(err, ErrStrictSchema) {
+			t.Fatalf("convert(open object) = %v, want ErrStrictSchema", err)
+		}
+	}
+	if len(c.m) != 2 {
+		t.Errorf("cache holds %d entries, want 2", len(c.m))
+	}
+}
