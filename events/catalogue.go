@@ -23,6 +23,8 @@ const (
 	// Model calls.
 	TypeModelRequest  Type = "model.request"  // ModelRequest
 	TypeModelResponse Type = "model.response" // ModelResponse
+	// Live model output, published and never recorded (LiveOnly).
+	TypeModelDelta Type = "model.delta" // ModelDelta
 
 	// Tool calls.
 	TypeToolRequested Type = "tool.requested" // ToolRequested
@@ -69,6 +71,8 @@ type spec struct {
 	// sealable: goType's encoding decodes by construction (see "Sealed
 	// data" in sealed.go).
 	sealable bool
+	// liveOnly: the type is published live and never recorded.
+	liveOnly bool
 }
 
 // v1 is the spec of a type whose only schema version is 1, with data T.
@@ -87,6 +91,12 @@ func v1[T any]() spec {
 	}
 }
 
+// liveOnly marks s as the spec of a type that is never recorded.
+func liveOnly(s spec) spec {
+	s.liveOnly = true
+	return s
+}
+
 // catalogue maps every known type to its spec.
 var catalogue = map[Type]spec{
 	TypeRunStarted:   v1[RunStarted](),
@@ -98,6 +108,7 @@ var catalogue = map[Type]spec{
 
 	TypeModelRequest:  v1[ModelRequest](),
 	TypeModelResponse: v1[ModelResponse](),
+	TypeModelDelta:    liveOnly(v1[ModelDelta]()),
 
 	TypeToolRequested: v1[ToolRequested](),
 	TypeToolStarted:   v1[ToolStarted](),

@@ -78,6 +78,8 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 		switch {
 		case ev.Type == "":
 			return nil, bad(i, ErrInvalidEvent, "no type")
+		case ev.Type.LiveOnly():
+			return nil, bad(i, ErrInvalidEvent, "%s is live output, published and never recorded", ev.Type)
 		case len(ev.Data) > maxData:
 			return nil, bad(i, ErrPayloadTooLarge, "data is %d bytes, limit %d", len(ev.Data), maxData)
 		case !sealed && len(ev.Data) > 0 && !json.Valid(ev.Data):
