@@ -279,21 +279,40 @@ func (s *Session) outcomeAt(ctx context.Context, runID string, version uint64) (
 // The events are the live copies, their private surfaces redacted (see
 // events.Redact; Event.Redacted says what was removed); Events reads them
 // whole from the log.
+//
+// With the run option IncludeDeltas, it also yields what a streaming model
+// writes while it writes: events of type events.TypeModelDelta (data
+// events.ModelDelta), which are never recorded and come before the
+// model.response that holds the whole answer. Deltas are best effort (a
+// gap in ModelDelta.Seq means some were dropped); the events are not.
 func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOption) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		rt := s.agent.rt
-		filter, err := rt.subj.StreamEvents(events.SessionStream(s.id))
+		stream := events.SessionStream(s.id)
+		filters := make([]string, 0, 2)
+		filter, err := rt.subj.StreamEvents(stream)
 		if err != nil {
 			yield(events.Event{}, err)
 			return
 		}
-		msgs := make(chan *nats.Msg, 1024)
-		sub, err := rt.conn.ChanSubscribe(filter, msgs)
-		if err != nil {
-			yield(events.Event{}, fmt.Errorf("weft: subscribe: %w", err))
-			return
+		filters = append(filters, filter)
+		if runOptionsOf(opts).deltas {
+			filter, err := rt.subj.Delta(stream)
+			if err != nil {
+				yield(events.Event{}, err)
+				return
+			}
+			filters = append(filters, filter)
 		}
-		defer func() { _ = sub.Unsubscribe() }()
+		msgs := make(chan *nats.Msg, 1024)
+		for _, filter := range filters {
+			sub, err := rt.conn.ChanSubscribe(filter, msgs)
+			if err != nil {
+				yield(events.Event{}, fmt.Errorf("weft: subscribe: %w", err))
+				return
+			}
+			defer func() { _ = sub.Unsubscribe() }()
+		}
 		if err := rt.conn.Flush(); err != nil {
 			yield(events.Event{}, err)
 			return

@@ -133,6 +133,7 @@
 //	                               An event whose data is in the blob store carries its
 //	                               reference, as stored (events.ResolveBlob); resolving it
 //	                               needs read access to the log's blob bucket.
+//	weft.delta.session.<id>        live model output, never stored (see Live model output)
 //
 // A request or report too large for a NATS message carries its arguments
 // ("arguments_blob") or return ("return_blob") by reference to the blob
@@ -174,6 +175,31 @@
 // they are prepared to check them), "result" (a completed deferred call's
 // value, or a failed one's details: the failed return's content is then
 // {"error","details"})}.
+//
+// # Live model output
+//
+// A model that streams (llm.Streamer) is asked through its stream, and
+// what it writes is published while it writes on weft.delta.session.<id>
+// (bus.Subjects.Delta), one message per stream chunk that adds text or
+// tool-call arguments, when anyone subscribes. Each message is an event
+// envelope of type model.delta: {"id","stream","type":"model.delta",
+// "schema_version":1,"time","session_id","run_id","data":{"step","seq",
+// "text","tool_calls":[{"index","id","name","arguments"}]}}, with no
+// version, position or hash, because it is never recorded (stores refuse
+// to append it; events.Type.LiveOnly). "step" is the model request's step
+// in its run and "seq" numbers the step's deltas from 1; the concatenated
+// "text" values are the answer's text, and the "arguments" of the
+// fragments with one "index" a tool call's JSON arguments ("id" and
+// "name" come with its first fragment). The model.response event that
+// ends the step records the whole answer, as for a model that does not
+// stream.
+//
+// Deltas go through the host's live publisher, after the events appended
+// before them, but never wait for it: a delta it has no room for is
+// dropped (a gap in "seq"), so neither a slow subscriber nor a stalled
+// one slows the run. Readers subscribe as for events (reader, approver
+// and operator roles; bus.Layout.Permissions). Session.RunStream yields
+// them with the run option IncludeDeltas, weft tail with --deltas.
 //
 // # The loop
 //
