@@ -188,12 +188,16 @@ func checkDotted(what, s string) error {
 	if s == "" {
 		return &TokenError{What: what, Value: s, Reason: "empty"}
 	}
-	for _, w := range strings.Split(s, ".") {
+	for rest := s; ; {
+		w, more, found := strings.Cut(rest, ".")
 		if !isWord(w) {
 			return &TokenError{What: what, Value: s, Reason: "each dot-separated part must be a lowercase word [a-z][a-z0-9_-]*"}
 		}
+		if !found {
+			return nil
+		}
+		rest = more
 	}
-	return nil
 }
 
 // StreamTokens maps a stream name to its (category, escaped id) subject
