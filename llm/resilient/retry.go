@@ -105,7 +105,9 @@ func WithOnRetry(f func(attempt int, err error, wait time.Duration)) RetryOption
 //
 // An answer's Attempts is how many times the request was sent for it,
 // counting the attempts an inner retrying wrapper reports (its answer's
-// Attempts, or its *ExhaustedError's). Retry names itself as m does
+// Attempts, or its *ExhaustedError's); an answer to the first attempt is
+// left as the model gave it (Attempts 0 means one attempt, and
+// model.response omits it). Retry names itself as m does
 // (llm.NameOf), and its answers keep m's Response.Model.
 //
 // Retry also streams (llm.Streamer; m streams through llm.Stream): a
@@ -271,9 +273,13 @@ func attemptsIn(err error) int {
 	return 1
 }
 
-// withAttempts returns a copy of resp whose Attempts adds the n failed
-// attempts before it to its own count (1 when the model did not count).
+// withAttempts returns resp, answered after n failed attempts: as it is
+// when there were none, otherwise a copy whose Attempts adds n to its own
+// count (1 when the model did not count).
 func withAttempts(resp *llm.Response, n int) *llm.Response {
+	if n == 0 {
+		return resp
+	}
 	out := *resp
 	out.Attempts = n + max(resp.Attempts, 1)
 	return &out

@@ -291,3 +291,12 @@ func TestRetryNeedsABudget(t *testing.T) {
 	}()
 	resilient.Retry(newFake("m"), resilient.WithMaxAttempts(0), resilient.WithMaxElapsed(0))
 }
+
+// An answer to the first attempt is the model's as it is: Attempts 0, the
+// llm convention for one attempt, which model.response omits.
+func TestRetryFirstAttemptAnswer(t *testing.T) {
+	resp, err := resilient.Retry(newFake("fake:m", ok("done"))).Request(t.Context(), request("hi"))
+	if err != nil || resp.Text != "done" || resp.Attempts != 0 || resp.Model != "fake:m" {
+		t.Errorf("Request = %+v, %v; want fake:m's done with Attempts 0", resp, err)
+	}
+}
