@@ -130,10 +130,10 @@ func (l *Limiter) settle(est int64, u llm.Usage) {
 // the error is a *llm.ModelError that unwraps to ctx.Err(). Both name the
 // model as m does; RateLimit names itself as m does (llm.NameOf). It
 // streams too: the wait comes before the stream starts, and the stream's
-// final Response settles the usage.
+// final Response settles the usage. RateLimit panics when m or l is nil.
 func RateLimit(m llm.Model, l *Limiter) llm.Model {
-	if l == nil {
-		panic("resilient.RateLimit: nil limiter")
+	if m == nil || l == nil {
+		panic("resilient.RateLimit: nil model or limiter")
 	}
 	return &limited{m: m, l: l, name: llm.NameOf(m)}
 }

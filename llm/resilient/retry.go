@@ -116,9 +116,13 @@ func WithOnRetry(f func(attempt int, err error, wait time.Duration)) RetryOption
 // consumer as it is, and the stream ends: the consumer has seen part of an
 // answer, and a second answer would not continue it.
 //
-// Retry panics when both WithMaxAttempts and WithMaxElapsed remove their
-// bound: a retry without a budget would end only with ctx.
+// Retry panics when m is nil, or when both WithMaxAttempts and
+// WithMaxElapsed remove their bound: a retry without a budget would end
+// only with ctx.
 func Retry(m llm.Model, opts ...RetryOption) llm.Model {
+	if m == nil {
+		panic("resilient.Retry: nil model")
+	}
 	c := retryConfig{maxAttempts: DefaultMaxAttempts, maxElapsed: DefaultMaxElapsed, initial: DefaultInitialDelay,
 		maxDelay: DefaultMaxDelay, multiplier: DefaultMultiplier, jitter: DefaultJitter}
 	for _, o := range opts {
