@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/actors"
@@ -323,22 +324,23 @@ func sendResume(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors
 // is held by a node that died before it expired) or
 // unavailable (its log or lease bucket is briefly unreachable) — refusals
 // that guarantee nothing was recorded — waiting 100 ms, doubling up to
-// 1 s, until ctx ends. A timeout is not retried: the decision may have been
-// recorded.
+// 1 s, until ctx ends; it then returns the last refusal. A timeout is not
+// retried: the decision may have been recorded.
 func sendResumeRetrying(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors.ResumeCommand) (actors.CommandReply, error) {
-	wait := 100 * time.Millisecond
-	for {
-		reply, err := sendResume(ctx, nc, sessionID, cmd)
-		if err == nil || !(errors.Is(err, actors.ErrSessionOwned) || errors.Is(err, actors.ErrUnavailable)) {
-			return reply, err
+	var reply actors.CommandReply
+	var last error
+	send := func() (struct{}, error) {
+		reply, last = sendResume(ctx, nc, sessionID, cmd)
+		if errors.Is(last, actors.ErrSessionOwned) || errors.Is(last, actors.ErrUnavailable) {
+			return struct{}{}, last
 		}
-		select {
-		case <-ctx.Done():
-			return reply, err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Second)
+		return struct{}{}, backoff.Permanent(last) // nil when accepted
 	}
+	// The last answer is the outcome; the loop's own error when ctx ends
+	// (the context's) would hide the refusal that kept it waiting.
+	_, _ = backoff.Retry(ctx, send, backoff.WithMaxElapsedTime(0), backoff.WithBackOff(&backoff.ExponentialBackOff{
+		InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: time.Second}))
+	return reply, last
 }
 
 // awaitSettled waits for the event that settles run on ch.
