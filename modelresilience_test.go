@@ -66,7 +66,7 @@ func TestModelResilienceIsRecorded(t *testing.T) {
 		{name: "the retries ran out",
 			model:       resilient.Retry(flaky("fake:flaky", 1000, overloaded, "never"), append(fast, resilient.WithMaxAttempts(2))...),
 			wantRequest: events.ModelRequest{Model: "fake:flaky"},
-			wantErr:     `model fake:"flaky": status 529 (overloaded_error): gave up after 2 attempts: overloaded`},
+			wantErr:     `model "fake:flaky": status 529 (overloaded_error): gave up after 2 attempts: overloaded`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -210,7 +210,7 @@ func TestRetryBudgetExhausted(t *testing.T) {
 				if ex.Attempts != tt.wantCalls {
 					t.Errorf("Attempts = %d, want %d", ex.Attempts, tt.wantCalls)
 				}
-				want := `model fake:"m": status 429 (rate_limit_error): gave up after ` + strconv.Itoa(tt.wantCalls) + ` attempts: too many requests`
+				want := `model "fake:m": status 429 (rate_limit_error): gave up after ` + strconv.Itoa(tt.wantCalls) + ` attempts: too many requests`
 				if err.Error() != want {
 					t.Errorf("error text = %q, want %q", err, want)
 				}

@@ -71,15 +71,15 @@ func TestRetryStream(t *testing.T) {
 			wantCalls: 2},
 		{name: "ended without an answer after yielding",
 			steps:     []step{{deltas: []string{"a"}, noFinal: true}, ok("never")},
-			want:      got{Deltas: []string{"a"}, Err: `model fake:"m": llm: stream ended without a final response`},
+			want:      got{Deltas: []string{"a"}, Err: `model "fake:m": llm: stream ended without a final response`},
 			wantCalls: 1},
 		{name: "ended without an answer or an event",
 			steps:     []step{{noFinal: true}, ok("never")},
-			want:      got{Err: `model fake:"m": llm: stream ended without a final response`},
+			want:      got{Err: `model "fake:m": llm: stream ended without a final response`},
 			wantCalls: 1},
 		{name: "budget exhausted",
 			steps:     []step{fail(e503)},
-			want:      got{Err: `model fake:"m": status 503: gave up after 4 attempts: service unavailable`},
+			want:      got{Err: `model "fake:m": status 503: gave up after 4 attempts: service unavailable`},
 			wantCalls: 4},
 	}
 	for _, tt := range tests {
