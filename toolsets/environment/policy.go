@@ -128,7 +128,9 @@ func (p ShellPolicy) Validate() error {
 func (p ShellPolicy) OutputLimit() int64 { return orDefault(p.MaxOutputBytes, DefaultMaxOutputBytes) }
 
 // ProcessLimit is the concurrent command cap in effect.
-func (p ShellPolicy) ProcessLimit() int { return int(orDefault(int64(p.MaxProcesses), DefaultMaxProcesses)) }
+func (p ShellPolicy) ProcessLimit() int {
+	return int(orDefault(int64(p.MaxProcesses), DefaultMaxProcesses))
+}
 
 // ShellArgv is the shell that runs scripts.
 func (p ShellPolicy) ShellArgv() []string {

@@ -155,7 +155,9 @@ func (l *Provider) WriteFile(ctx context.Context, name string, data []byte) (env
 	if err != nil {
 		return environment.WriteInfo{}, err
 	}
-	fail := func(err error) (environment.WriteInfo, error) { return environment.WriteInfo{}, l.fail("write", name, err) }
+	fail := func(err error) (environment.WriteInfo, error) {
+		return environment.WriteInfo{}, l.fail("write", name, err)
+	}
 	if err := l.files.CheckWrite(int64(len(data))); err != nil {
 		return fail(err)
 	}
