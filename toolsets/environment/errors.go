@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/weft-run/weft/toolsets"
 )
 
 // The refusals of an environment. Providers return them inside a
@@ -94,4 +96,20 @@ func Refusal(err error) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// MetaRefused is the key of the refusal code ([Refusal]) in the metadata
+// of a tool return that reports a refusal.
+const MetaRefused = "refused"
+
+// ToolError is how the environment toolsets return a provider's error:
+// a refusal becomes feedback the model can act on (its message, with the
+// code under [MetaRefused]), so the model may correct the path or the
+// command; any other error is returned as it is (an execution failure,
+// or a timeout or cancellation when the call's context ended).
+func ToolError(err error) error {
+	if code, ok := Refusal(err); ok {
+		return &toolsets.FeedbackError{Message: err.Error(), Metadata: map[string]any{MetaRefused: code}}
+	}
+	return err
 }
