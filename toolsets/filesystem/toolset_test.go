@@ -302,3 +302,22 @@ func TestFromRun(t *testing.T) {
 		t.Errorf("write = %s, want approval_required", ret.Kind)
 	}
 }
+
+// TestBundles: the tools' bundles select them in an approval policy.
+func TestBundles(t *testing.T) {
+	ts, err := filesystem.New(filesystem.WithProvider(newVirtual(t)), filesystem.WithoutApproval())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated, err := toolsets.RequireApproval(ts, []string{"filesystem.read"}, "reads are audited")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, gated, nil)
+	if ret := h.call(filesystem.ReadTool, `{"path":"README.md"}`, false); ret.Kind != toolsets.KindApprovalRequired {
+		t.Errorf("read = %s, want approval_required", ret.Kind)
+	}
+	if ret := h.call(filesystem.WriteTool, `{"path":"x","content":"x"}`, false); ret.Kind != toolsets.KindSuccess {
+		t.Errorf("write = %s, want success", ret.Kind)
+	}
+}
