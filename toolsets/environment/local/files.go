@@ -80,6 +80,14 @@ func (l *Provider) ReadDir(ctx context.Context, name string) ([]environment.File
 // hang the open) and checks on the open file that it is a directory
 // (dir) or a regular file.
 func (l *Provider) open(c string, dir bool) (*os.File, error) {
+	// Refuse what is not a file (or directory) before opening it: opening
+	// a device may act on it. The check on the open file below is the
+	// one that holds if the name changes in between.
+	if fi, err := l.root.Stat(c); err != nil {
+		return nil, err
+	} else if err := want(fi, dir); err != nil {
+		return nil, err
+	}
 	f, err := l.root.OpenFile(c, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		return nil, err
@@ -89,15 +97,22 @@ func (l *Provider) open(c string, dir bool) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	switch {
-	case dir && !fi.IsDir():
+	if err := want(fi, dir); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%w: not a directory", environment.ErrNotRegular)
-	case !dir && !fi.Mode().IsRegular():
-		f.Close()
-		return nil, fmt.Errorf("%w: a %s", environment.ErrNotRegular, kind(fi.Mode()))
+		return nil, err
 	}
 	return f, nil
+}
+
+// want refuses fi unless it is a directory (dir) or a regular file.
+func want(fi fs.FileInfo, dir bool) error {
+	switch {
+	case dir && !fi.IsDir():
+		return fmt.Errorf("%w: not a directory", environment.ErrNotRegular)
+	case !dir && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: a %s", environment.ErrNotRegular, kind(fi.Mode()))
+	}
+	return nil
 }
 
 func kind(m fs.FileMode) string {
