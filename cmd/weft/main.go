@@ -69,6 +69,7 @@ var commands = map[string]command{
 	"replay":       {"rebuild every projection from the start of the log", runReplay},
 	"replay-check": {"re-run a recorded session against its recorded responses and compare the events", runReplayCheck},
 	"tail":         {"print live events matching a subject filter", runTail},
+	"mcp":          {"serve the demo's tools over MCP (mcp serve: stdio, or --http)", runMCP},
 	"approve":      {"approve pending calls on a running node", decideCommand(actionApprove)},
 	"deny":         {"deny pending calls on a running node", decideCommand(actionDeny)},
 	"complete":     {"complete deferred calls with a result on a running node", decideCommand(actionComplete)},
