@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +20,10 @@ type wireError = jsonrpc.Error
 // emitted on the tool's goroutine; more are dropped, never blocking the
 // connection.
 const progressQueue = 256
+
+// progressLinger is how long a call that reported progress waits, after
+// its result, for progress notifications still on their way.
+const progressLinger = 50 * time.Millisecond
 
 // ProgressName is the name of the tool.progress events of MCP progress
 // notifications; their data is a [ProgressData].
@@ -77,21 +82,36 @@ func (ts *Toolset) liveCall(ctx context.Context, t *tool, tc *toolsets.ToolConte
 		done <- outcome{res, err}
 	}()
 	var out outcome
+	emitted := 0
+	emit := func(p *sdk.ProgressNotificationParams) {
+		emitted++
+		_ = tc.Emit(ProgressName, ProgressData{Progress: p.Progress, Total: p.Total, Message: red.scrub(p.Message)})
+	}
 	for waiting := true; waiting; {
 		select {
 		case p := <-prog:
-			_ = tc.Emit(ProgressName, ProgressData{Progress: p.Progress, Total: p.Total, Message: red.scrub(p.Message)})
+			emit(p)
 		case out = <-done:
 			waiting = false
 		}
 	}
-	for drained := false; !drained; {
+	// The SDK hands notifications over on their own goroutines, so the
+	// last ones of a call that reported progress may come just after its
+	// result: wait for them a little, bounded.
+	linger := time.NewTimer(progressLinger)
+	defer linger.Stop()
+	for emitted > 0 {
 		select {
 		case p := <-prog:
-			_ = tc.Emit(ProgressName, ProgressData{Progress: p.Progress, Total: p.Total, Message: red.scrub(p.Message)})
-		default:
-			drained = true
+			emit(p)
+			linger.Reset(progressLinger)
+			continue
+		case <-linger.C:
 		}
+		break
+	}
+	for len(prog) > 0 {
+		emit(<-prog)
 	}
 	if out.err == nil {
 		return resultOf(t, out.res, red), nil

@@ -52,6 +52,7 @@ func (c *conn) session(ctx context.Context) (*sdk.ClientSession, *redactor, erro
 	}
 	if c.cs != nil {
 		_ = c.cs.Close()
+		c.d.transport.cancel()
 		c.cs = nil
 	}
 	d, err := dial(c.cfg)
@@ -66,6 +67,7 @@ func (c *conn) session(ctx context.Context) (*sdk.ClientSession, *redactor, erro
 	})
 	cs, err := client.Connect(ctx, d.transport, nil)
 	if err != nil {
+		d.transport.cancel()
 		if d.cmd != nil && d.cmd.Process != nil {
 			_ = d.cmd.Process.Kill()
 		}
@@ -187,12 +189,13 @@ func (c *conn) onProgress(_ context.Context, req *sdk.ProgressNotificationClient
 func (c *conn) close() error {
 	c.mu.Lock()
 	c.closed = true
-	cs := c.cs
+	cs, d := c.cs, c.d
 	c.cs = nil
 	c.mu.Unlock()
 	var err error
 	if cs != nil {
 		err = cs.Close()
+		d.transport.cancel()
 	}
 	c.waiters.Wait()
 	if err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
@@ -205,8 +208,5 @@ func (c *conn) close() error {
 // to an answer from the server).
 func isLost(err error) bool {
 	var we *wireError
-	if errors.As(err, &we) {
-		return false
-	}
-	return true
+	return !errors.As(err, &we)
 }

@@ -131,3 +131,6 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// RunID is the harness run's id.
+func (h *harness) RunID() string { return h.tc.RunID }

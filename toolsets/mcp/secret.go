@@ -74,12 +74,3 @@ func (r *redactor) scrub(s string) string {
 	}
 	return s
 }
-
-// err returns err's text scrubbed, as a new error (nil stays nil): the
-// original never travels on, so no caller can print it.
-func (r *redactor) err(err error) error {
-	if err == nil {
-		return nil
-	}
-	return errors.New(r.scrub(err.Error()))
-}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,10 +15,33 @@ import (
 // after its stdin closed, before it is signalled.
 const terminateAfter = 2 * time.Second
 
+// lifetime makes a connection outlive the context it was opened with
+// (the legacy SSE transport binds its event stream to that context) while
+// still aborting the opening when that context ends first. Its context is
+// the connection's own; cancel ends it when the connection is closed.
+type lifetime struct {
+	sdk.Transport
+	ctx    context.Context // the connection's lifetime, owned by conn
+	cancel context.CancelFunc
+}
+
+func (l *lifetime) Connect(ctx context.Context) (sdk.Connection, error) {
+	stop := context.AfterFunc(ctx, l.cancel)
+	c, err := l.Transport.Connect(l.ctx)
+	if !stop() {
+		// ctx ended while connecting: the connection, if any, is dead.
+		if c != nil {
+			_ = c.Close()
+		}
+		return nil, context.Cause(ctx)
+	}
+	return c, err
+}
+
 // dialer is one resolved transport: the SDK transport, the redactor of
 // its secrets, and (stdio) the command and its stderr tail.
 type dialer struct {
-	transport sdk.Transport
+	transport *lifetime
 	red       *redactor
 	cmd       *exec.Cmd
 	stderr    *tail
@@ -43,6 +67,7 @@ func dial(c *Config) (*dialer, error) {
 		return nil, err
 	}
 	t := c.Transport
+	var tr sdk.Transport
 	switch t.Kind {
 	case KindStdio:
 		env, err := resolve("environment value", t.Env)
@@ -64,14 +89,16 @@ func dial(c *Config) (*dialer, error) {
 		d.stderr = &tail{}
 		cmd.Stderr = d.stderr
 		d.cmd = cmd
-		d.transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}
+		tr = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}
 	case KindStreamableHTTP:
-		d.transport = &sdk.StreamableClientTransport{Endpoint: t.URL, HTTPClient: httpClient(headers)}
+		tr = &sdk.StreamableClientTransport{Endpoint: t.URL, HTTPClient: httpClient(headers)}
 	case KindSSE:
-		d.transport = &sdk.SSEClientTransport{Endpoint: t.URL, HTTPClient: httpClient(headers)}
+		tr = &sdk.SSEClientTransport{Endpoint: t.URL, HTTPClient: httpClient(headers)}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", t.Kind)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.transport = &lifetime{Transport: tr, ctx: ctx, cancel: cancel}
 	return d, nil
 }
 
