@@ -52,8 +52,25 @@ type ProgressData struct {
 //     retries on a new session, else a failed result that says the call
 //     may or may not have run;
 //   - ctx ended: its error, which the registry reports as a timeout or a
-//     cancellation.
+//     cancellation. A call whose ctx has no deadline gets CallTimeout.
 func (ts *Toolset) liveCall(ctx context.Context, t *tool, tc *toolsets.ToolContext, args json.RawMessage) (any, error) {
+	if _, has := ctx.Deadline(); !has {
+		d := ts.cfg.callTimeout()
+		timeout := &toolsets.TimeoutError{After: d}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, timeout)
+		defer cancel()
+		res, err := ts.send(ctx, t, tc, args)
+		if errors.Is(context.Cause(ctx), timeout) {
+			return nil, fmt.Errorf("MCP tool %q: no answer within the toolset's CallTimeout: %w", t.remote, timeout)
+		}
+		return res, err
+	}
+	return ts.send(ctx, t, tc, args)
+}
+
+// send is liveCall under a deadline.
+func (ts *Toolset) send(ctx context.Context, t *tool, tc *toolsets.ToolContext, args json.RawMessage) (any, error) {
 	c := ts.connFor(tc.RunID)
 	cs, red, err := c.session(ctx)
 	if err != nil {

@@ -122,6 +122,10 @@ type Config struct {
 	// Timeout is the default per-attempt timeout of the tools (0: the
 	// registry's).
 	Timeout time.Duration
+	// CallTimeout is the deadline of a call that has none otherwise (no
+	// tool, toolset or agent timeout), so that no call waits forever on a
+	// server that never answers; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
 	// RequestTimeout bounds every request that is not a tool call
 	// (connect and initialize, tools/list); 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -138,6 +142,9 @@ type Config struct {
 
 // DefaultRequestTimeout bounds the requests that are not tool calls.
 const DefaultRequestTimeout = 30 * time.Second
+
+// DefaultCallTimeout is the deadline of a call that has no other.
+const DefaultCallTimeout = 10 * time.Minute
 
 // ToolSpec declares a tool: its MCP name, schema, description, metadata
 // and policy.
@@ -212,7 +219,7 @@ func (c *Config) validate() error {
 	if err := c.Lifecycle.Validate(); err != nil {
 		return bad("Lifecycle", err.Error())
 	}
-	if c.Timeout < 0 || c.RequestTimeout < 0 {
+	if c.Timeout < 0 || c.RequestTimeout < 0 || c.CallTimeout < 0 {
 		return bad("Timeout", "negative")
 	}
 	t := c.Transport
@@ -293,6 +300,13 @@ func (c *Config) requestTimeout() time.Duration {
 		return c.RequestTimeout
 	}
 	return DefaultRequestTimeout
+}
+
+func (c *Config) callTimeout() time.Duration {
+	if c.CallTimeout > 0 {
+		return c.CallTimeout
+	}
+	return DefaultCallTimeout
 }
 
 func (c *Config) spec(name string) (ToolSpec, bool) {

@@ -22,14 +22,23 @@ type harness struct {
 	Report toolsets.LifecycleReport
 	Err    error
 
+	regOpts []toolsets.RegistryOption
+
 	mu       sync.Mutex
 	progress []toolsets.Progress
 }
 
-// start prepares ts for a new run and exits the run at cleanup.
+// start prepares ts for a new run and exits the run at cleanup. Its
+// registries have a default timeout of 20s.
 func start(t *testing.T, ts toolsets.Toolset) *harness {
 	t.Helper()
-	h := &harness{t: t, lc: toolsets.NewLifecycle(ts), tc: &toolsets.ToolsetContext{RunID: "run-" + t.Name(), SessionID: "s"}}
+	return startRun(t, ts, "run-"+t.Name(), toolsets.WithDefaultTimeout(20*time.Second))
+}
+
+// startRun is start for run runID, with registries built with opts.
+func startRun(t *testing.T, ts toolsets.Toolset, runID string, opts ...toolsets.RegistryOption) *harness {
+	t.Helper()
+	h := &harness{t: t, lc: toolsets.NewLifecycle(ts), tc: &toolsets.ToolsetContext{RunID: runID, SessionID: "s"}, regOpts: opts}
 	t.Cleanup(func() {
 		_, _ = h.lc.Exit(context.Background(), h.tc)
 		h.lc.Wait()
@@ -42,7 +51,7 @@ func start(t *testing.T, ts toolsets.Toolset) *harness {
 func (h *harness) step() {
 	h.t.Helper()
 	h.Prep, h.Report, h.Err = h.lc.Prepare(h.t.Context(), h.tc)
-	h.reg = toolsets.NewRegistry(toolsets.WithDefaultTimeout(20 * time.Second))
+	h.reg = toolsets.NewRegistry(h.regOpts...)
 	if h.Err != nil || len(h.Prep.Tools) == 0 {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,8 +257,8 @@ func TestLiveServerDiesMidCall(t *testing.T) {
 			}
 			h.step()
 			h.mustReady()
-			if h.Report.State != toolsets.StateRefreshed || h.Report.ToolCount != 9 {
-				t.Errorf("refresh after reconnecting = %+v", h.Report)
+			if h.Report.State != toolsets.StateRefreshed || !slices.Contains(h.names(), "reborn") {
+				t.Errorf("refresh after reconnecting = %+v, tools %v", h.Report, h.names())
 			}
 		})
 	}
@@ -286,5 +287,53 @@ func TestLiveToolListChange(t *testing.T) {
 	}
 	if after := ts.Digest("run-" + t.Name()); after == before || !strings.HasPrefix(after, "sha256:") {
 		t.Errorf("digest %q did not change (was %q)", after, before)
+	}
+}
+
+// A call without any timeout still has a deadline: CallTimeout.
+func TestLiveCallTimeoutWhenNoneIsSet(t *testing.T) {
+	c, _ := goServer(t, "gs")
+	c.CallTimeout = 300 * time.Millisecond
+	h := startRun(t, newLive(t, c), "run-"+t.Name()) // no registry default timeout
+	h.mustReady()
+	r := h.call(t.Context(), "h", "hang", `{}`, false)
+	if r.Kind != toolsets.KindTimeout || !strings.Contains(content(r), "CallTimeout") {
+		t.Errorf("hang = %s %s", r.Kind, r.Content)
+	}
+}
+
+// Per run, each run has its own server process, closed when the run
+// exits; Shared, the runs share one, closed by Close.
+func TestLiveSessionScope(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "per run", true: "shared"}[shared], func(t *testing.T) {
+			c, _ := goServer(t, "gs")
+			c.Shared = shared
+			ts := newLive(t, c)
+			a := startRun(t, ts, "a", toolsets.WithDefaultTimeout(20*time.Second))
+			b := startRun(t, ts, "b", toolsets.WithDefaultTimeout(20*time.Second))
+			a.mustReady()
+			b.mustReady()
+			pa, pb := mcp.ServerPID(ts, "a"), mcp.ServerPID(ts, "b")
+			if pa == 0 || (pa == pb) != shared {
+				t.Fatalf("pids %d %d, shared %v", pa, pb, shared)
+			}
+			if _, err := a.lc.Exit(t.Context(), a.tc); err != nil {
+				t.Fatal(err)
+			}
+			alive := syscall.Kill(pa, 0) == nil
+			if alive != shared {
+				t.Errorf("after run a exited, its server is alive: %v (shared %v)", alive, shared)
+			}
+			if r := b.call(t.Context(), "e", "echo", `{"text":"b"}`, false); content(r) != "b" {
+				t.Errorf("run b's echo = %+v", r)
+			}
+			if err := ts.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if syscall.Kill(pb, 0) == nil {
+				t.Error("Close left the server running")
+			}
+		})
 	}
 }

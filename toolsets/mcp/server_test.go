@@ -105,6 +105,13 @@ func runTestServer() {
 		})
 		return text("added"), nil, nil
 	})
+	// A server started again after dying offers one more tool, so that
+	// tests see the tools listed again after a reconnection.
+	if _, err := os.Stat(os.Getenv(envLog) + ".died"); err == nil {
+		sdk.AddTool(s, &sdk.Tool{Name: "reborn", Annotations: ro}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return text("reborn"), nil, nil
+		})
+	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
