@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,6 +180,16 @@ func answerError(t *tool, we *wireError, red *redactor) (any, error) {
 // as MCP JSON. isError makes it a failed result.
 func resultOf(t *tool, res *sdk.CallToolResult, red *redactor) toolsets.Result {
 	meta := map[string]any{MetaServer: t.server, MetaTool: t.remote}
+	if res.NeedsInput() {
+		var asked []string
+		for id, ir := range res.InputRequests {
+			asked = append(asked, fmt.Sprintf("%s (%T)", id, ir))
+		}
+		slices.Sort(asked)
+		return toolsets.Result{Metadata: meta, Failed: true, Content: fmt.Sprintf(
+			"MCP server %q asked for input during the call to %q (%s); weft does not answer MCP input requests (elicitation, sampling) yet, so the call did not complete.",
+			t.server, t.remote, strings.Join(asked, ", "))}
+	}
 	out := toolsets.Result{Metadata: meta, Failed: res.IsError}
 	if res.StructuredContent != nil && !res.IsError {
 		out.Content = res.StructuredContent

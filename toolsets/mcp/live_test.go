@@ -35,7 +35,7 @@ func TestLiveListing(t *testing.T) {
 	if h.Report.State != toolsets.StateInitialized {
 		t.Fatalf("report = %+v", h.Report)
 	}
-	want := []string{"gs_add_tool", "gs_danger", "gs_echo", "gs_fail", "gs_hang", "gs_progress", "gs_put", "gs_slow", "gs_write"}
+	want := []string{"gs_add_tool", "gs_ask", "gs_danger", "gs_echo", "gs_fail", "gs_hang", "gs_progress", "gs_put", "gs_slow", "gs_write"}
 	got := h.names()
 	slices.Sort(got)
 	if d := cmp.Diff(want, got); d != "" {
@@ -130,6 +130,8 @@ func TestLiveResults(t *testing.T) {
 	}{
 		{name: "isError is a failed result, not retried", tool: "fail", args: `{}`, kind: toolsets.KindExecution, contains: "the disk is full", attempts: 1},
 		{name: "arguments the schema refuses", tool: "echo", args: `{"text":5}`, kind: toolsets.KindInvalidArguments},
+		{name: "an input request (elicitation) is not answered, not sent again", tool: "ask", args: `{}`, kind: toolsets.KindExecution,
+			contains: "asked for input", attempts: 1},
 		{name: "a tool the server does not know", tool: "nosuch", args: `{}`, useDeclared: true, kind: toolsets.KindInvalidArguments, contains: "nosuch"},
 	}
 	for _, tt := range tests {
@@ -282,7 +284,7 @@ func TestLiveToolListChange(t *testing.T) {
 		h.step()
 		return slices.Contains(h.names(), "extra")
 	})
-	if h.Report.State != toolsets.StateRefreshed || h.Report.ToolCount != 10 {
+	if h.Report.State != toolsets.StateRefreshed || h.Report.ToolCount != 11 {
 		t.Errorf("report = %+v", h.Report)
 	}
 	if after := ts.Digest("run-" + t.Name()); after == before || !strings.HasPrefix(after, "sha256:") {

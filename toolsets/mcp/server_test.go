@@ -95,6 +95,11 @@ func runTestServer() {
 		}
 		return text("progressed"), nil, nil
 	})
+	sdk.AddTool(s, &sdk.Tool{Name: "ask", Annotations: ro}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		logLine("call ask")
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"env": &sdk.ElicitParams{Message: "Which environment?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string"}}}}}}, nil, nil
+	})
 	sdk.AddTool(s, &sdk.Tool{Name: "danger"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		logLine("call danger")
 		return text("boom"), nil, nil
