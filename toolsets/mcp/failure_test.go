@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -124,6 +125,24 @@ func TestHeadersScrubbedFromToolErrors(t *testing.T) {
 				t.Errorf("whoami = %s %s", r.Kind, r.Content)
 			}
 			_ = ts.Close()
+		})
+	}
+}
+
+// A credential in the URL's query is kept out of the messages too.
+func TestURLQuerySecretStaysOutOfErrors(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close() // nothing listens there now
+	for _, tr := range []mcp.Transport{mcp.StreamableHTTP("http://" + addr + "/mcp?api_key=" + secret), mcp.SSE("http://" + addr + "/sse?api_key=" + secret)} {
+		t.Run(string(tr.Kind), func(t *testing.T) {
+			h := start(t, newLive(t, mcp.Config{Name: "remote", Transport: tr}))
+			if h.Report.State != toolsets.StateUnavailable || !strings.Contains(h.Report.Message, "[redacted]") || strings.Contains(h.Report.Message, secret) {
+				t.Errorf("report = %+v", h.Report)
+			}
 		})
 	}
 }

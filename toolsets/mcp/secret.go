@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -62,6 +63,24 @@ func (r *redactor) add(v Value, resolved string) {
 	}
 	// Longest first, so that a value containing another goes whole.
 	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
+}
+
+// urlSecrets adds what a URL may hold of credentials: its password and
+// its query values (an api_key=… parameter), which Go's HTTP errors print.
+func (r *redactor) urlSecrets(raw string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	if p, ok := u.User.Password(); ok {
+		r.add(Value{}, p)
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			r.add(Value{}, v)
+			r.add(Value{}, url.QueryEscape(v))
+		}
+	}
 }
 
 // scrub returns s without any secret.

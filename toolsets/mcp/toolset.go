@@ -82,6 +82,15 @@ func (ts *Toolset) connFor(runID string) *conn {
 func (ts *Toolset) Enter(ctx context.Context, tc *toolsets.ToolsetContext) error {
 	c := ts.connFor(tc.RunID)
 	if _, _, err := c.session(ctx); err != nil {
+		if ts.shared == nil {
+			// The lifecycle does not exit a run it could not enter.
+			ts.mu.Lock()
+			if ts.runs[tc.RunID] == c {
+				delete(ts.runs, tc.RunID)
+			}
+			ts.mu.Unlock()
+			_ = c.close()
+		}
 		return err
 	}
 	return nil

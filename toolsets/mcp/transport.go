@@ -91,8 +91,10 @@ func dial(c *Config) (*dialer, error) {
 		d.cmd = cmd
 		tr = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}
 	case KindStreamableHTTP:
+		d.red.urlSecrets(t.URL)
 		tr = &sdk.StreamableClientTransport{Endpoint: t.URL, HTTPClient: httpClient(headers)}
 	case KindSSE:
+		d.red.urlSecrets(t.URL)
 		tr = &sdk.SSEClientTransport{Endpoint: t.URL, HTTPClient: httpClient(headers)}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", t.Kind)
