@@ -22,8 +22,9 @@
 //
 // # Failure rules (live mode)
 //
-//   - Every request has a deadline: a call the tool's timeout, every other
-//     request (initialize, tools/list) [Config.RequestTimeout].
+//   - Every request has a deadline: a call the tool's timeout (or
+//     [Config.CallTimeout] when no tool, toolset or agent timeout is set),
+//     every other request (initialize, tools/list) [Config.RequestTimeout].
 //   - A call whose connection is lost is never sent again unless the tool
 //     is annotated readOnlyHint or idempotentHint. Such an uncertain call
 //     returns a failed result (kind execution, never retried) that says it
@@ -36,8 +37,13 @@
 //     unavailable (toolsets.ErrUnavailable) under the lifecycle policy; the
 //     error, and so the toolset.unavailable event, carries the tail of the
 //     server's standard error.
-//   - Header and environment values never appear in an error, an event or
-//     a log line: every message this package returns is scrubbed of them.
+//   - Header and environment values, and a URL's password and query
+//     values, never appear in an error, an event or a log line: every
+//     message this package returns is scrubbed of them. A stdio server
+//     inherits only [InheritedEnv] from weft's environment.
+//   - A server's input request during a call (elicitation, sampling) is
+//     not answered yet: the call fails with a result that says so, and is
+//     not sent again.
 //
 // # Annotations
 //
