@@ -124,11 +124,14 @@ func runTestServer() {
 	os.Exit(0)
 }
 
+// mcpTestExe is this test binary, which serves MCP with envServer=1.
+func mcpTestExe() (string, error) { return os.Executable() }
+
 // goServer is the configuration of the test server (this test binary in
 // server mode) and the file it logs to.
 func goServer(t *testing.T, name string) (mcp.Config, string) {
 	t.Helper()
-	exe, err := os.Executable()
+	exe, err := mcpTestExe()
 	if err != nil {
 		t.Fatal(err)
 	}
