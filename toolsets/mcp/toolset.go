@@ -165,7 +165,15 @@ func (ts *Toolset) Close() error {
 // run (the shared session's with Shared): see [Digest]. It is empty
 // before the first preparation.
 func (ts *Toolset) Digest(runID string) string {
-	c := ts.connFor(runID)
+	c := ts.shared
+	if c == nil {
+		ts.mu.Lock()
+		c = ts.runs[runID]
+		ts.mu.Unlock()
+	}
+	if c == nil {
+		return ""
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.built == nil {
