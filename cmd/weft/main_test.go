@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
