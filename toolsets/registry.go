@@ -155,11 +155,12 @@ func (r *Registry) Register(tools ...Tool) error {
 }
 
 // AddToolset prepares ts once, for no particular run (a zero
-// [ToolsetContext]), and registers its tools and instructions. Tool names
+// [ToolsetContext]), with the toolsets its preparation hands back
+// ([Resolve]), and registers their tools and instructions. Tool names
 // must be unique across the registry; on error nothing is added.
 func (r *Registry) AddToolset(ctx context.Context, ts Toolset) error {
 	info := ts.Info()
-	prep, err := ts.Prepare(ctx, &ToolsetContext{})
+	prep, err := Resolve(ctx, ts, &ToolsetContext{})
 	if err != nil {
 		return fmt.Errorf("prepare toolset %q: %w", info.Name, err)
 	}
