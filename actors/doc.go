@@ -274,11 +274,12 @@
 //
 // # Human in the loop
 //
-// A call whose return is approval_required or call_deferred — raised by
-// the tool, or by the agent's approval policy (AgentSpec.ApprovalRequired,
-// checked before the call runs) — is pending. Once nothing else of the
-// batch runs, the session appends approval.requested / deferred.requested
-// for each pending call and run.waiting; the batch's other returns are
+// A call whose return is approval_required, call_deferred or
+// elicitation_required — raised by the tool, or by the agent's approval
+// policy (AgentSpec.ApprovalRequired, checked before the call runs) — is
+// pending. Once nothing else of the batch runs, the session appends
+// approval.requested / deferred.requested / elicitation.requested for each
+// pending call and run.waiting; the batch's other returns are
 // kept. A pending item's id is its tool call id (stable across restarts,
 // unique among the run's pending items).
 //
@@ -290,7 +291,14 @@
 // resolved deferred calls (complete: success with the result as content;
 // fail: an execution error). Approved calls then run again, once, with the
 // approval in ToolContext.Approval (and the reviewed arguments, if any); the
-// policy does not stop an approved call. A resumed run re-prepares its
+// policy does not stop an approved call. An elicitation is decided by an
+// answer (action "answer", result {"action": "accept"|"decline"|"cancel",
+// "content"}), checked against the schema it asked for
+// (toolsets.CheckElicitAnswer; one that does not fit is refused as
+// wrong_decision); it appends elicitation.answered, and the call runs
+// again with the answer and its request in ToolContext.Elicitation. The
+// question and the answer are in the log, so an answer from any node, or
+// after a restart, resumes the call. A resumed run re-prepares its
 // toolsets.
 //
 // # Cancellation

@@ -43,6 +43,10 @@ const (
 	TypeDeferredRequested Type = "deferred.requested" // DeferredRequested
 	TypeDeferredResolved  Type = "deferred.resolved"  // DeferredResolved
 
+	// Input a tool call asks of a person (elicitation), and the answer.
+	TypeElicitationRequested Type = "elicitation.requested" // ElicitationRequested
+	TypeElicitationAnswered  Type = "elicitation.answered"  // ElicitationAnswered
+
 	// Toolset lifecycle.
 	TypeToolsetInitialized Type = "toolset.initialized" // ToolsetInitialized
 	TypeToolsetRefreshed   Type = "toolset.refreshed"   // ToolsetRefreshed
@@ -122,6 +126,9 @@ var catalogue = map[Type]spec{
 
 	TypeDeferredRequested: v1[DeferredRequested](),
 	TypeDeferredResolved:  v1[DeferredResolved](),
+
+	TypeElicitationRequested: v1[ElicitationRequested](),
+	TypeElicitationAnswered:  v1[ElicitationAnswered](),
 
 	TypeToolsetInitialized: v1[ToolsetInitialized](),
 	TypeToolsetRefreshed:   v1[ToolsetRefreshed](),

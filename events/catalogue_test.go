@@ -43,6 +43,9 @@ var samples = map[events.Type]any{
 	events.TypeDeferredRequested: events.DeferredRequested{Tool: "sign", Arguments: json.RawMessage(`{}`), Metadata: json.RawMessage(`{"ticket":7}`)},
 	events.TypeDeferredResolved:  events.DeferredResolved{Return: json.RawMessage(`"signed"`), IsError: false},
 
+	events.TypeElicitationRequested: events.ElicitationRequested{Tool: "book", Arguments: json.RawMessage(`{}`), Message: "Which date?", Schema: json.RawMessage(`{"type":"object"}`), Metadata: json.RawMessage(`{"request_state":"abc"}`)},
+	events.TypeElicitationAnswered:  events.ElicitationAnswered{Action: "accept", Content: json.RawMessage(`{"date":"2026-12-24"}`), By: "alice"},
+
 	events.TypeToolsetInitialized: events.ToolsetInitialized{Toolset: "web", Tools: []string{"search", "fetch"}},
 	events.TypeToolsetRefreshed:   events.ToolsetRefreshed{Toolset: "web", Tools: []string{"search"}, Removed: []string{"fetch"}},
 	events.TypeToolsetClosed:      events.ToolsetClosed{Toolset: "web", Reason: "session ended"},

@@ -11,8 +11,9 @@ type PendingKind string
 
 // The pending kinds.
 const (
-	PendingApproval PendingKind = "approval"
-	PendingDeferred PendingKind = "deferred"
+	PendingApproval    PendingKind = "approval"
+	PendingDeferred    PendingKind = "deferred"
+	PendingElicitation PendingKind = "elicitation"
 )
 
 // PendingItem is a tool call that waits for a human decision
@@ -29,6 +30,10 @@ type PendingItem struct {
 	// control reason), since deferred.requested carries none.
 	Reason   string          `json:"reason,omitempty"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// Message and Schema are an elicitation's (elicitation.requested):
+	// what the person is asked and the JSON Schema the answer must fit.
+	Message string          `json:"message,omitempty"`
+	Schema  json.RawMessage `json:"requested_schema,omitempty"`
 	// RequestedAt is the time of the *.requested event; Position its
 	// position in the log.
 	RequestedAt time.Time `json:"requested_at"`
