@@ -95,6 +95,7 @@ func (ts *Toolset) send(ctx context.Context, t *tool, tc *toolsets.ToolContext, 
 	done := make(chan outcome, 1)
 	go func() {
 		params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
+		answerInput(params, tc.Elicitation)
 		params.SetProgressToken(token)
 		res, err := cs.CallTool(ctx, params)
 		done <- outcome{res, err}
@@ -132,6 +133,9 @@ func (ts *Toolset) send(ctx context.Context, t *tool, tc *toolsets.ToolContext, 
 		emit(<-prog)
 	}
 	if out.err == nil {
+		if err := askedInput(t, out.res, red); err != nil {
+			return nil, err
+		}
 		return resultOf(t, out.res, red), nil
 	}
 	if ctx.Err() != nil {
@@ -147,6 +151,63 @@ func (ts *Toolset) send(ctx context.Context, t *tool, tc *toolsets.ToolContext, 
 		return nil, fmt.Errorf("the connection to MCP server %q was lost during the call to %q (the tool is annotated read-only or idempotent, so it may be sent again): %s", t.server, t.remote, msg)
 	}
 	return uncertain(t, msg), nil
+}
+
+// The metadata an elicitation keeps with its request (and gets back with
+// the answer): the server's opaque request state and the id of its input
+// request.
+const (
+	metaRequestState = "mcp_request_state"
+	metaInputID      = "mcp_input_id"
+)
+
+// askedInput turns a server's input request for the call (a multi
+// round-trip result asking for an elicitation) into weft's
+// ElicitationRequired: the run waits for a person's answer in the HITL
+// queue, and the call is sent again with it (answerInput). Other input
+// requests (sampling, several at once) are left to resultOf, which fails
+// the call saying so.
+func askedInput(t *tool, res *sdk.CallToolResult, red *redactor) error {
+	if res == nil || !res.NeedsInput() || len(res.InputRequests) != 1 {
+		return nil
+	}
+	for id, ir := range res.InputRequests {
+		el, ok := ir.(*sdk.ElicitParams)
+		if !ok {
+			return nil
+		}
+		var schema json.RawMessage
+		if el.RequestedSchema != nil {
+			b, err := json.Marshal(el.RequestedSchema)
+			if err != nil {
+				return nil
+			}
+			schema = b
+		}
+		return toolsets.ElicitationRequired(red.scrub(el.Message), schema, map[string]any{
+			metaRequestState: res.RequestState, metaInputID: id, MetaServer: t.server, MetaTool: t.remote})
+	}
+	return nil
+}
+
+// answerInput adds a person's answer to a call sent again after it asked
+// for input: the input response under the request's id, and the server's
+// request state.
+func answerInput(params *sdk.CallToolParams, el *toolsets.Elicitation) {
+	if el == nil {
+		return
+	}
+	id, _ := el.Request.Metadata[metaInputID].(string)
+	if id == "" {
+		return
+	}
+	state, _ := el.Request.Metadata[metaRequestState].(string)
+	answer := &sdk.ElicitResult{Action: el.Action}
+	if len(el.Content) > 0 {
+		_ = json.Unmarshal(el.Content, &answer.Content) // checked against the schema when answered
+	}
+	params.InputResponses = sdk.InputResponseMap{id: answer}
+	params.RequestState = state
 }
 
 // uncertain is the failed result of a call whose connection was lost: it

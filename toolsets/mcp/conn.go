@@ -64,9 +64,9 @@ func (c *conn) session(ctx context.Context) (*sdk.ClientSession, *redactor, erro
 	client := sdk.NewClient(&sdk.Implementation{Name: "weft", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { c.markDirty() },
 		ProgressNotificationHandler: c.onProgress,
-		// weft answers no input request yet (elicitation, sampling): an
-		// input-required result comes back to liveCall as it is, and the
-		// SDK does not send the call again by itself.
+		// An input-required result comes back to liveCall as it is (an
+		// elicitation waits for a person in the HITL queue; see askedInput),
+		// and the SDK does not answer it or send the call again by itself.
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	})
 	cs, err := client.Connect(ctx, d.transport, nil)

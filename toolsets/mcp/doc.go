@@ -18,7 +18,10 @@
 //     [Config.Shared]), lists the server's tools (or offers the declared
 //     ones), calls them under the tool's timeout and cancellation, forwards
 //     progress notifications as tool.progress events, and closes the
-//     session when the run exits.
+//     session when the run exits. Progress is best effort at the end of a
+//     call: the SDK hands notifications over on goroutines of their own,
+//     so the last ones may come after the result; a call that reported
+//     progress waits a little for them, and any later are dropped.
 //
 // # Failure rules (live mode)
 //
@@ -41,9 +44,18 @@
 //     values, never appear in an error, an event or a log line: every
 //     message this package returns is scrubbed of them. A stdio server
 //     inherits only [InheritedEnv] from weft's environment.
-//   - A server's input request during a call (elicitation, sampling) is
-//     not answered yet: the call fails with a result that says so, and is
-//     not sent again.
+//   - A server's elicitation (an input-required result of the multi
+//     round-trip protocol, MCP 2026-07-28) becomes weft's
+//     [toolsets.ElicitationRequired]: the run waits with the question and
+//     its requested schema in the HITL queue, and once a person answers
+//     (weft.Answer, from any node, or after a restart: the server's
+//     request state is kept in the log) the call is sent again with the
+//     answer and the state. Other input requests (sampling, roots, several
+//     at once) are not answered: the call fails with a result that says
+//     so, and is not sent again. A server on an older protocol, which
+//     would ask with an elicitation/create request inside the call, is
+//     not told that weft can answer (no elicitation capability), because
+//     such a question could not outlive the connection.
 //
 // # Annotations
 //

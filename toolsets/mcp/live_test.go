@@ -130,8 +130,8 @@ func TestLiveResults(t *testing.T) {
 	}{
 		{name: "isError is a failed result, not retried", tool: "fail", args: `{}`, kind: toolsets.KindExecution, contains: "the disk is full", attempts: 1},
 		{name: "arguments the schema refuses", tool: "echo", args: `{"text":5}`, kind: toolsets.KindInvalidArguments},
-		{name: "an input request (elicitation) is not answered, not sent again", tool: "ask", args: `{}`, kind: toolsets.KindExecution,
-			contains: "asked for input", attempts: 1},
+		{name: "an input request (elicitation) asks a person", tool: "ask", args: `{}`, kind: toolsets.KindElicitationRequired,
+			contains: "Which environment?", attempts: 1},
 		{name: "a tool the server does not know", tool: "nosuch", args: `{}`, useDeclared: true, kind: toolsets.KindInvalidArguments, contains: "nosuch"},
 	}
 	for _, tt := range tests {
@@ -148,6 +148,36 @@ func TestLiveResults(t *testing.T) {
 				t.Errorf("attempts = %d, want %d", r.Attempts, tt.attempts)
 			}
 		})
+	}
+}
+
+// A server's elicitation becomes weft's ElicitationRequired (message,
+// schema, the server's request state kept with it); the call sent again
+// with a person's answer carries the input response and the state, and
+// the server answers.
+func TestLiveElicitationAnswered(t *testing.T) {
+	c, _ := goServer(t, "gs")
+	h := start(t, newLive(t, c))
+	h.mustReady()
+	r := h.call(t.Context(), "e1", "ask", `{}`, false)
+	if r.Kind != toolsets.KindElicitationRequired || r.Control == nil || r.Control.Reason != "Which environment?" {
+		t.Fatalf("ask = %+v", r)
+	}
+	meta := r.Control.Metadata
+	schema, _ := json.Marshal(meta[toolsets.MetaElicitationSchema])
+	if !strings.Contains(string(schema), `"env"`) || meta["mcp_request_state"] != "state-7" {
+		t.Fatalf("elicitation metadata %v", meta)
+	}
+	req := toolsets.ElicitRequest{Message: r.Control.Reason, Schema: schema, Metadata: meta}
+	for action, want := range map[string]string{toolsets.ElicitAccept: "deploying to staging", toolsets.ElicitDecline: "not deployed: decline"} {
+		el := &toolsets.Elicitation{Action: action, Request: req}
+		if action == toolsets.ElicitAccept {
+			el.Content = json.RawMessage(`{"env":"staging"}`)
+		}
+		got := h.reg.Call(t.Context(), toolsets.Invocation{CallID: "e1", Name: "ask", Arguments: json.RawMessage(`{}`), RunID: h.tc.RunID, SessionID: h.tc.SessionID, Elicitation: el})
+		if got.Kind != toolsets.KindSuccess || content(got) != want {
+			t.Errorf("%s: ask again = %s %s, want %q", action, got.Kind, got.Content, want)
+		}
 	}
 }
 

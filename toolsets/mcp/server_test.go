@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -92,12 +93,23 @@ func runTestServer() {
 	sdk.AddTool(s, &sdk.Tool{Name: "progress", Annotations: ro}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		for i := 1; i <= 3; i++ {
 			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)})
+			// A tool reports progress while it works: the client's SDK
+			// hands notifications over on goroutines of their own, so
+			// ones sent at the very end may come after the result (and
+			// are then dropped, as the package doc says).
+			time.Sleep(10 * time.Millisecond)
 		}
 		return text("progressed"), nil, nil
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "ask", Annotations: ro}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		logLine("call ask")
-		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"env": &sdk.ElicitParams{Message: "Which environment?",
+		if a, ok := req.Params.InputResponses["env"].(*sdk.ElicitResult); ok && req.Params.RequestState == "state-7" {
+			if a.Action != "accept" {
+				return text("not deployed: " + a.Action), nil, nil
+			}
+			return text(fmt.Sprintf("deploying to %v", a.Content["env"])), nil, nil
+		}
+		return &sdk.CallToolResult{RequestState: "state-7", InputRequests: sdk.InputRequestMap{"env": &sdk.ElicitParams{Message: "Which environment?",
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string"}}}}}}, nil, nil
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "danger"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
