@@ -74,6 +74,7 @@ var commands = map[string]command{
 	"deny":         {"deny pending calls on a running node", decideCommand(actionDeny)},
 	"complete":     {"complete deferred calls with a result on a running node", decideCommand(actionComplete)},
 	"fail":         {"fail deferred calls on a running node", decideCommand(actionFail)},
+	"answer":       {"answer a pending elicitation (a tool's question) on a running node", decideCommand(actionAnswer)},
 }
 
 // errUsage marks a command-line mistake (exit status 2).
