@@ -1,0 +1,46 @@
+package openai
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// strictCache keeps converted strict schemas, so that a conversation's
+// tools are converted once, not on every request. The cached values are
+// shared and read-only.
+type strictCache struct {
+	mu sync.Mutex
+	m  map[string]strictEntry
+}
+
+type strictEntry struct {
+	schema map[string]any
+	nulls  *nulls
+}
+
+// maxStrictCache bounds the cache; past it conversions are not kept.
+const maxStrictCache = 1024
+
+func (m *Model) strictCached(tool string, params json.RawMessage) (map[string]any, *nulls, error) {
+	key := tool + "\x00" + string(params)
+	c := m.strict
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return e.schema, e.nulls, nil
+	}
+	s, n, err := strictSchema(tool, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]strictEntry{}
+	}
+	if len(c.m) < maxStrictCache {
+		c.m[key] = strictEntry{schema: s, nulls: n}
+	}
+	c.mu.Unlock()
+	return s, n, nil
+}
