@@ -151,3 +151,5 @@ func conversation() *llm.Request {
 		Run: llm.RunInfo{SessionID: "s1", RunID: "r1", Step: 2},
 	}
 }
+
+var errMalformed = openai.ErrMalformedResponse
