@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/weft-run/weft/llm"
 )
@@ -16,13 +19,14 @@ func (m *Model) chatRequest(ctx context.Context, req *llm.Request) (*llm.Respons
 	if err != nil {
 		return nil, m.fail(err)
 	}
-	cc, err := m.chat.New(ctx, p)
+	var raw *http.Response
+	cc, err := m.chat.New(ctx, p, option.WithResponseInto(&raw))
 	if err != nil {
-		return nil, m.failRequest(ctx, req, err)
+		return nil, m.failRequest(ctx, req, raw, err)
 	}
 	resp, err := m.chatResponse(cc, strip)
 	if err != nil {
-		return nil, m.failRequest(ctx, req, err)
+		return nil, m.failRequest(ctx, req, raw, err)
 	}
 	return resp, nil
 }

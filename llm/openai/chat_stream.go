@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/weft-run/weft/llm"
 )
@@ -21,13 +24,14 @@ func (m *Model) chatStream(ctx context.Context, req *llm.Request, yield func(llm
 		yield(llm.StreamEvent{}, m.fail(err))
 		return
 	}
-	s := m.chat.NewStreaming(ctx, p)
+	var raw *http.Response
+	s := m.chat.NewStreaming(ctx, p, option.WithResponseInto(&raw))
 	defer s.Close()
 	var acc chatAccumulator
 	for s.Next() {
 		ev, err := acc.add(s.Current())
 		if err != nil {
-			yield(llm.StreamEvent{}, m.failRequest(ctx, req, err))
+			yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
 			return
 		}
 		if ev.TextDelta == "" && len(ev.ToolCalls) == 0 {
@@ -38,12 +42,12 @@ func (m *Model) chatStream(ctx context.Context, req *llm.Request, yield func(llm
 		}
 	}
 	if err := s.Err(); err != nil {
-		yield(llm.StreamEvent{}, m.failRequest(ctx, req, err))
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
 		return
 	}
 	if !acc.finished {
 		// The body ended, cleanly or not, before a finish reason: a cut.
-		yield(llm.StreamEvent{}, m.failRequest(ctx, req, &connectionError{
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, &connectionError{
 			msg: "stream ended before the answer finished", err: io.ErrUnexpectedEOF,
 		}))
 		return

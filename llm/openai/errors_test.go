@@ -42,6 +42,10 @@ func TestRequestErrors(t *testing.T) {
 			w.WriteHeader(502)
 			_, _ = w.Write([]byte("<html>Bad gateway</html>"))
 		}, want: llm.ModelError{StatusCode: 502, Retryable: true}},
+		{name: "404 in Ollama's format", handler: status(404, nil, `{"error":"model \"llama9\" not found, try pulling it first"}`),
+			want: llm.ModelError{StatusCode: 404}},
+		{name: "503 in a plain format", handler: status(503, map[string]string{"Retry-After": "1"}, `{"error":"Not Found","message":"busy"}`),
+			want: llm.ModelError{StatusCode: 503, Retryable: true, RetryAfter: 1e9}},
 		{name: "x-should-retry false", handler: status(500, map[string]string{"x-should-retry": "false"}, overloaded),
 			want: llm.ModelError{StatusCode: 500, Type: "server_error"}},
 		{name: "no choices", handler: status(200, nil, `{"id":"x","object":"chat.completion","choices":[]}`),

@@ -34,14 +34,18 @@ const maxMessage = 300
 // fail wraps err, a failure of a request that never reached the
 // provider or whose cause is not an API error, as a *llm.ModelError.
 func (m *Model) fail(err error) *llm.ModelError {
-	return m.failRequest(context.Background(), nil, err)
+	return m.failRequest(context.Background(), nil, nil, err)
 }
 
 // failRequest turns any failure of a request for req into a
 // *llm.ModelError: an API error (status, type, code, Retry-After), an
 // error event in a stream, a malformed answer, a connection error, or the
 // end of ctx. Secrets and prompt text never reach its text.
-func (m *Model) failRequest(ctx context.Context, req *llm.Request, err error) *llm.ModelError {
+//
+// raw is the HTTP answer when there was one: an error status whose body the
+// SDK could not read as OpenAI's error object (Ollama's {"error": "..."},
+// a proxy's HTML) is still an answer with a status.
+func (m *Model) failRequest(ctx context.Context, req *llm.Request, raw *http.Response, err error) *llm.ModelError {
 	me := &llm.ModelError{Provider: m.provider, Model: m.id}
 	if me2, ok := errors.AsType[*llm.ModelError](err); ok {
 		return me2
@@ -66,6 +70,13 @@ func (m *Model) failRequest(ctx context.Context, req *llm.Request, err error) *l
 		}
 		me.Retryable = retryableStatus(apiErr.StatusCode, apiErr.Code, h)
 		me.RetryAfter = retryAfter(h, time.Now())
+	case raw != nil && raw.StatusCode >= 400:
+		me.StatusCode = raw.StatusCode
+		var msg string
+		me.Type, me.Code, msg = lenientError(raw)
+		me.Err = &providerError{msg: m.redact(req, msg, raw.StatusCode)}
+		me.Retryable = retryableStatus(raw.StatusCode, me.Code, raw.Header)
+		me.RetryAfter = retryAfter(raw.Header, time.Now())
 	case errors.As(err, &streamErr):
 		var body struct {
 			Error struct {
@@ -99,6 +110,42 @@ func (m *Model) failRequest(ctx context.Context, req *llm.Request, err error) *l
 		}
 	}
 	return me
+}
+
+// lenientError reads an error body that is not OpenAI's error object:
+// {"error": "text"}, {"error": {...}} with odd field types, or
+// {"message": "text"}; nothing for anything else.
+func lenientError(raw *http.Response) (typ, code, msg string) {
+	if raw.Body == nil {
+		return "", "", ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(raw.Body, 64<<10))
+	var body map[string]any
+	if json.Unmarshal(b, &body) != nil {
+		return "", "", ""
+	}
+	str := func(v any) string {
+		switch v := v.(type) {
+		case string:
+			return v
+		case nil:
+			return ""
+		}
+		return string(mustJSON(v))
+	}
+	switch e := body["error"].(type) {
+	case string:
+		msg = e
+	case map[string]any:
+		return str(e["type"]), str(e["code"]), str(e["message"])
+	}
+	if m := str(body["message"]); m != "" {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += m
+	}
+	return "", "", msg
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/weft-run/weft/llm"
 )
@@ -131,13 +134,14 @@ func (m *Model) responsesRequest(ctx context.Context, req *llm.Request) (*llm.Re
 	if err != nil {
 		return nil, m.fail(err)
 	}
-	r, err := m.responses.New(ctx, p)
+	var raw *http.Response
+	r, err := m.responses.New(ctx, p, option.WithResponseInto(&raw))
 	if err != nil {
-		return nil, m.failRequest(ctx, req, err)
+		return nil, m.failRequest(ctx, req, raw, err)
 	}
 	resp, err := m.responsesResponse(r, strip)
 	if err != nil {
-		return nil, m.failRequest(ctx, req, err)
+		return nil, m.failRequest(ctx, req, raw, err)
 	}
 	return resp, nil
 }

@@ -3,6 +3,9 @@ package openai
 import (
 	"context"
 	"io"
+	"net/http"
+
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/weft-run/weft/llm"
 )
@@ -16,7 +19,8 @@ func (m *Model) responsesStream(ctx context.Context, req *llm.Request, yield fun
 		yield(llm.StreamEvent{}, m.fail(err))
 		return
 	}
-	s := m.responses.NewStreaming(ctx, p)
+	var raw *http.Response
+	s := m.responses.NewStreaming(ctx, p, option.WithResponseInto(&raw))
 	defer s.Close()
 	calls := map[int64]int{} // output index -> position among the calls
 	for s.Next() {
@@ -34,21 +38,21 @@ func (m *Model) responsesStream(ctx context.Context, req *llm.Request, yield fun
 		case "response.function_call_arguments.delta":
 			i, ok := calls[e.OutputIndex]
 			if !ok {
-				yield(llm.StreamEvent{}, m.failRequest(ctx, req, &malformedError{err: errorf("arguments delta for output %d, which is no function call", e.OutputIndex)}))
+				yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, &malformedError{err: errorf("arguments delta for output %d, which is no function call", e.OutputIndex)}))
 				return
 			}
 			ev.ToolCalls = []llm.ToolCallDelta{{Index: i, ArgumentsDelta: e.Delta}}
 		case "response.completed", "response.incomplete", "response.failed":
 			resp, err := m.responsesResponse(&e.Response, strip)
 			if err != nil {
-				yield(llm.StreamEvent{}, m.failRequest(ctx, req, err))
+				yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
 				return
 			}
 			// The final event; whatever follows is not read.
 			yield(llm.StreamEvent{Response: resp}, nil)
 			return
 		case "error":
-			yield(llm.StreamEvent{}, m.failRequest(ctx, req, &streamFailure{typ: "error", code: e.Code, msg: e.Message}))
+			yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, &streamFailure{typ: "error", code: e.Code, msg: e.Message}))
 			return
 		}
 		if ev.TextDelta == "" && len(ev.ToolCalls) == 0 {
@@ -59,10 +63,10 @@ func (m *Model) responsesStream(ctx context.Context, req *llm.Request, yield fun
 		}
 	}
 	if err := s.Err(); err != nil {
-		yield(llm.StreamEvent{}, m.failRequest(ctx, req, err))
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
 		return
 	}
-	yield(llm.StreamEvent{}, m.failRequest(ctx, req, &connectionError{
+	yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, &connectionError{
 		msg: "stream ended before the response completed", err: io.ErrUnexpectedEOF,
 	}))
 }

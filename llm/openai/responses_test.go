@@ -115,7 +115,9 @@ func TestResponsesStreamFailures(t *testing.T) {
 			want: llm.ModelError{Type: "response_failed", Code: "rate_limit_exceeded", Retryable: true}},
 		{name: "connection cut", handler: func(t *testing.T) http.HandlerFunc { return cutAfter(t, "responses_stream_tools.sse", 8) },
 			want: llm.ModelError{Retryable: true}},
-		{name: "429", handler: func(t *testing.T) http.HandlerFunc { return status(429, map[string]string{"Retry-After": "3"}, rateLimited) },
+		{name: "429", handler: func(t *testing.T) http.HandlerFunc {
+			return status(429, map[string]string{"Retry-After": "3"}, rateLimited)
+		},
 			want: llm.ModelError{StatusCode: 429, Type: "tokens", Code: "rate_limit_exceeded", Retryable: true, RetryAfter: 3e9}},
 	}
 	for _, tt := range tests {
