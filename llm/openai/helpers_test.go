@@ -35,7 +35,7 @@ type server struct {
 	reqs []recorded
 }
 
-func newServer(t *testing.T, h http.HandlerFunc) *server {
+func newServer(t testing.TB, h http.HandlerFunc) *server {
 	t.Helper()
 	s := &server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +56,7 @@ func (s *server) requests() []recorded {
 }
 
 // replay answers with a testdata file: JSON, or SSE when it ends in .sse.
-func replay(t *testing.T, file string) http.HandlerFunc {
+func replay(t testing.TB, file string) http.HandlerFunc {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
@@ -73,7 +73,7 @@ func replay(t *testing.T, file string) http.HandlerFunc {
 }
 
 // newModel returns a model on s with a test key.
-func newModel(t *testing.T, s *server, opts ...openai.Option) *openai.Model {
+func newModel(t testing.TB, s *server, opts ...openai.Option) *openai.Model {
 	t.Helper()
 	m, err := openai.New("gpt-4.1-mini", append([]openai.Option{openai.WithBaseURL(s.URL + "/v1"), openai.WithAPIKey(testKey)}, opts...)...)
 	if err != nil {
