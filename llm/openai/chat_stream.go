@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -9,15 +10,19 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/weft-run/weft/llm"
 )
 
 // chatStream sends req to Chat Completions as a stream (with the usage
 // chunk requested) and yields its deltas, then the complete Response.
+//
+// The SDK builds and sends the request and splits the body into SSE
+// events; the chunks are decoded here into the few fields the adapter
+// reads (wireChunk), which costs a fraction of the SDK's reflective
+// decoding of every chunk into its full type (see BenchmarkStream2000).
 func (m *Model) chatStream(ctx context.Context, req *llm.Request, yield func(llm.StreamEvent, error) bool) {
 	p, strip, err := m.chatParams(req, true)
 	if err != nil {
@@ -25,15 +30,36 @@ func (m *Model) chatStream(ctx context.Context, req *llm.Request, yield func(llm
 		return
 	}
 	var raw *http.Response
-	s := m.chat.NewStreaming(ctx, p, option.WithResponseInto(&raw))
-	defer s.Close()
+	_, err = m.chat.New(ctx, p, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&raw))
+	if raw != nil && raw.Body != nil {
+		defer raw.Body.Close()
+	}
+	if err != nil {
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
+		return
+	}
+	dec := ssestream.NewDecoder(raw)
+	if dec == nil {
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, wrapMalformed(errorf("no body"))))
+		return
+	}
+	defer dec.Close()
 	var acc chatAccumulator
-	for s.Next() {
-		ev, err := acc.add(s.Current())
-		if err != nil {
-			yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
+	for dec.Next() {
+		data := dec.Event().Data
+		if bytes.HasPrefix(data, []byte("[DONE]")) {
+			break
+		}
+		var c wireChunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, wrapMalformed(err)))
 			return
 		}
+		if c.Error != nil {
+			yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, c.Error.failure()))
+			return
+		}
+		ev := acc.add(&c)
 		if ev.TextDelta == "" && len(ev.ToolCalls) == 0 {
 			continue
 		}
@@ -41,7 +67,7 @@ func (m *Model) chatStream(ctx context.Context, req *llm.Request, yield func(llm
 			return
 		}
 	}
-	if err := s.Err(); err != nil {
+	if err := dec.Err(); err != nil {
 		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
 		return
 	}
@@ -55,10 +81,57 @@ func (m *Model) chatStream(ctx context.Context, req *llm.Request, yield func(llm
 	yield(llm.StreamEvent{Response: acc.response(m.name, strip)}, nil)
 }
 
+// wireChunk is what the adapter reads of a chat.completion.chunk, or of an
+// error event ({"error": {...}}) in its place.
+type wireChunk struct {
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content   string `json:"content"`
+			Refusal   string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens     int64 `json:"cached_tokens"`
+			CacheWriteTokens int64 `json:"cache_write_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error *wireError `json:"error"`
+}
+
+// wireError is an error object in a stream; its code may be a string, a
+// number or null.
+type wireError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    any    `json:"code"`
+}
+
+func (e *wireError) failure() *streamFailure {
+	f := &streamFailure{typ: e.Type, msg: e.Message}
+	if e.Code != nil {
+		f.code = strings.Trim(string(mustJSON(e.Code)), `"`)
+	}
+	return f
+}
+
 // chatAccumulator builds the Response of a Chat Completions stream from
 // its chunks.
 type chatAccumulator struct {
 	text     strings.Builder
+	refusal  strings.Builder
 	calls    []*callAcc // by first appearance
 	byIndex  map[int64]*callAcc
 	reason   string
@@ -73,17 +146,25 @@ type callAcc struct {
 }
 
 // add takes one chunk's deltas and returns them as an event.
-func (a *chatAccumulator) add(c openai.ChatCompletionChunk) (llm.StreamEvent, error) {
+func (a *chatAccumulator) add(c *wireChunk) llm.StreamEvent {
 	var ev llm.StreamEvent
-	if c.JSON.Usage.Valid() {
-		a.usage = chatUsage(c.Usage)
+	if u := c.Usage; u != nil {
+		a.usage = llm.Usage{
+			InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+			CacheReadTokens: u.PromptTokensDetails.CachedTokens, CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+		}
 	}
-	for _, ch := range c.Choices {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
 		if ch.Index != 0 {
 			continue // only the first choice is asked for
 		}
 		if t := ch.Delta.Content; t != "" {
 			a.text.WriteString(t)
+			ev.TextDelta += t
+		}
+		if t := ch.Delta.Refusal; t != "" {
+			a.refusal.WriteString(t)
 			ev.TextDelta += t
 		}
 		for _, tc := range ch.Delta.ToolCalls {
@@ -110,7 +191,7 @@ func (a *chatAccumulator) add(c openai.ChatCompletionChunk) (llm.StreamEvent, er
 			a.reason, a.finished = ch.FinishReason, true
 		}
 	}
-	return ev, nil
+	return ev
 }
 
 func (a *chatAccumulator) response(name string, strip map[string]*nulls) *llm.Response {
@@ -125,5 +206,9 @@ func (a *chatAccumulator) response(name string, strip map[string]*nulls) *llm.Re
 		})
 	}
 	resp.FinishReason = finishReason(a.reason, len(resp.ToolCalls) > 0)
+	if resp.Text == "" && a.refusal.Len() > 0 {
+		resp.Text = a.refusal.String()
+		resp.FinishReason = llm.FinishContentFilter
+	}
 	return resp
 }

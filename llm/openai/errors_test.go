@@ -149,3 +149,25 @@ func TestErrorsKeepSecrets(t *testing.T) {
 		})
 	}
 }
+
+// A key from the environment is kept out of errors as one from an option.
+func TestErrorsKeepEnvironmentKey(t *testing.T) {
+	const envKey = "sk-proj-ENVIRONMENT-key-5566778899"
+	t.Setenv("OPENAI_API_KEY", envKey)
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": "Incorrect API key provided: " + key + " (" + key[3:] + ").", "type": "invalid_request_error", "code": "invalid_api_key"}})
+		status(401, nil, string(b))(w, r)
+	})
+	m, err := openai.New("gpt-4.1-mini", openai.WithHTTPClient(redirectTo(t, s)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Request(t.Context(), &llm.Request{Messages: []llm.Message{llm.UserMessage("hi")}})
+	if me := modelError(t, err); me.StatusCode != 401 || me.Provider != "openai" {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), envKey[3:]) {
+		t.Errorf("error text holds the key: %v", err)
+	}
+}

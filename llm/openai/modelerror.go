@@ -254,6 +254,26 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // provided: sk-abc***xyz").
 var keyPattern = regexp.MustCompile(`\b(sk|rk|sess)-[A-Za-z0-9_*.\-]{4,}`)
 
+// wordPattern matches the words of a message, as redact checks them.
+var wordPattern = regexp.MustCompile(`[^\s"'(),;:<>\[\]{}]+`)
+
+// secretRun is how many bytes in a row a word must share with a secret to
+// be taken for a quote of it.
+const secretRun = 8
+
+// sharesRun reports whether w and secret have n bytes in a row in common.
+func sharesRun(w, secret string, n int) bool {
+	if len(w) < n || len(secret) < n {
+		return false
+	}
+	for i := 0; i+n <= len(secret); i++ {
+		if strings.Contains(w, secret[i:i+n]) {
+			return true
+		}
+	}
+	return false
+}
+
 // redact returns msg without the model's key and header values, anything
 // shaped like a key, or a prompt text of req it quotes, cut to maxMessage
 // bytes; a generic text for the status when msg is empty.
@@ -263,6 +283,16 @@ func (m *Model) redact(req *llm.Request, msg string, status int) string {
 			msg = strings.ReplaceAll(msg, s, "[redacted]")
 		}
 	}
+	// A provider may quote a secret in part ("sk-proj-****abcd", the key
+	// without its prefix): a word sharing 8 bytes in a row with one goes.
+	msg = wordPattern.ReplaceAllStringFunc(msg, func(w string) string {
+		for _, s := range m.secrets {
+			if sharesRun(w, s, secretRun) {
+				return "[redacted]"
+			}
+		}
+		return w
+	})
 	msg = keyPattern.ReplaceAllString(msg, "[redacted key]")
 	for _, t := range promptTexts(req) {
 		msg = strings.ReplaceAll(msg, t, "[prompt]")
