@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
@@ -36,6 +38,11 @@ func (m *Model) chatStream(ctx context.Context, req *llm.Request, yield func(llm
 	}
 	if err != nil {
 		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
+		return
+	}
+	if isJSON(raw.Header.Get("Content-Type")) {
+		// A server that ignores "stream": one answer, yielded as one event.
+		m.chatStreamedWhole(ctx, req, raw, strip, yield)
 		return
 	}
 	dec := ssestream.NewDecoder(raw)
@@ -211,4 +218,35 @@ func (a *chatAccumulator) response(name string, strip map[string]*nulls) *llm.Re
 		resp.FinishReason = llm.FinishContentFilter
 	}
 	return resp
+}
+
+func isJSON(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// chatStreamedWhole yields a whole Chat Completions answer that came to a
+// streamed request as one event: all its text, every call as one
+// fragment, and the Response.
+func (m *Model) chatStreamedWhole(ctx context.Context, req *llm.Request, raw *http.Response, strip map[string]*nulls, yield func(llm.StreamEvent, error) bool) {
+	var cc openai.ChatCompletion
+	body, err := io.ReadAll(raw.Body)
+	if err != nil {
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
+		return
+	}
+	if err := json.Unmarshal(body, &cc); err != nil {
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, wrapMalformed(err)))
+		return
+	}
+	resp, err := m.chatResponse(&cc, strip)
+	if err != nil {
+		yield(llm.StreamEvent{}, m.failRequest(ctx, req, raw, err))
+		return
+	}
+	ev := llm.StreamEvent{TextDelta: resp.Text, Response: resp}
+	for i, c := range resp.ToolCalls {
+		ev.ToolCalls = append(ev.ToolCalls, llm.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, ArgumentsDelta: string(c.Arguments)})
+	}
+	yield(ev, nil)
 }

@@ -62,7 +62,13 @@
 // assistant message that made it; its prompts and other retry prompts
 // follow as user messages. A tool return carries its model-facing content
 // only (llm.ToolReturn.Content, as text: a JSON string as the string, any
-// other JSON as JSON). Arguments of a call without any are sent as "{}".
+// other JSON as JSON); ToolReturn.IsError has no place in either API and
+// is not sent (the content says what failed). Arguments of a call without
+// any are sent as "{}". A ToolDefinition's Metadata and the Request's Run
+// are not sent. The Responses API keeps no state between requests
+// (store: false, no previous_response_id): weft sends the whole
+// conversation each time, and a reasoning model's reasoning items are
+// not carried from one request to the next.
 // Settings.Provider keys are sent as top-level fields of the request body
 // (e.g. "reasoning_effort", "parallel_tool_calls", "user"), replacing what
 // the typed settings set; a key the adapter builds itself (model,
@@ -117,7 +123,8 @@
 // early) yields one *llm.ModelError and no Response. Breaking out of the
 // loop or ending ctx closes the connection at once. WithoutStreaming
 // makes Stream send an ordinary request, for servers that do not stream
-// tool calls.
+// tool calls; a server that answers a streamed Chat Completions request
+// with one JSON answer gives a stream of one event.
 //
 // # Errors
 //

@@ -220,3 +220,23 @@ func TestChatStreamStops(t *testing.T) {
 		})
 	}
 }
+
+// A server that answers a streamed request with one JSON answer still
+// gives a stream: one event with everything, and the Response.
+func TestChatStreamWholeAnswer(t *testing.T) {
+	s := newServer(t, replay(t, "chat_tools.response.json"))
+	m := newModel(t, s)
+	var events []llm.StreamEvent
+	for ev, err := range m.Stream(t.Context(), conversation()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	if len(events) != 1 || events[0].Response == nil || len(events[0].ToolCalls) != 2 || events[0].ToolCalls[1].ID != "call_2" {
+		t.Fatalf("events = %+v", events)
+	}
+	if got := string(events[0].Response.ToolCalls[0].Arguments); got != `{"ticket_id":"T-2"}` {
+		t.Errorf("arguments = %s", got)
+	}
+}
