@@ -110,8 +110,8 @@ func TestErrorsKeepSecrets(t *testing.T) {
 	req := conversation()
 	prompt := "Look up T-1 and check the weather in Paris."
 	echo := func(w http.ResponseWriter, r *http.Request) {
-		msg := fmt.Sprintf("Incorrect API key provided: %s (also %s***%s). Header %s org %s project %s. Your prompt %q was refused.",
-			testKey, testKey[:8], testKey[len(testKey)-4:], header, org, project, prompt)
+		msg := fmt.Sprintf("Your prompt %q was refused. Incorrect API key provided: %s (also %s***%s). Header %s org %s project %s.",
+			prompt, testKey, testKey[:8], testKey[len(testKey)-4:], header, org, project)
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": "invalid_api_key"}})
 		status(401, nil, string(b))(w, r)
 	}

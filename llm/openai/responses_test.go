@@ -115,6 +115,12 @@ func TestResponsesStreamFailures(t *testing.T) {
 			want: llm.ModelError{Type: "response_failed", Code: "rate_limit_exceeded", Retryable: true}},
 		{name: "connection cut", handler: func(t *testing.T) http.HandlerFunc { return cutAfter(t, "responses_stream_tools.sse", 8) },
 			want: llm.ModelError{Retryable: true}},
+		{name: "clean end before completed", handler: func(t *testing.T) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"Hal\"}\n\n"))
+			}
+		}, want: llm.ModelError{Retryable: true}},
 		{name: "429", handler: func(t *testing.T) http.HandlerFunc {
 			return status(429, map[string]string{"Retry-After": "3"}, rateLimited)
 		},
