@@ -110,7 +110,7 @@ func TestErrorsKeepSecrets(t *testing.T) {
 	req := conversation()
 	prompt := "Look up T-1 and check the weather in Paris."
 	echo := func(w http.ResponseWriter, r *http.Request) {
-		msg := fmt.Sprintf("Your prompt %q was refused. Incorrect API key provided: %s (also %s***%s). Header %s org %s project %s.",
+		msg := fmt.Sprintf("Your prompt %q was refused. Incorrect API key provided: %s (also %s***%s). Header %s org %s project %s. Other keys: sk-otherkey-abcdefgh.",
 			prompt, testKey, testKey[:8], testKey[len(testKey)-4:], header, org, project)
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": "invalid_api_key"}})
 		status(401, nil, string(b))(w, r)
@@ -140,7 +140,7 @@ func TestErrorsKeepSecrets(t *testing.T) {
 			}
 			js, _ := json.Marshal(err)
 			for _, text := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err), string(js)} {
-				for _, secret := range []string{testKey, testKey[:8], header, org, project, prompt} {
+				for _, secret := range []string{testKey, testKey[:8], header, org, project, prompt, "otherkey"} {
 					if strings.Contains(text, secret) {
 						t.Errorf("error text holds %q: %s", secret, text)
 					}
