@@ -164,24 +164,16 @@ func (m *Model) toolDefinitions(defs []llm.ToolDefinition) ([]toolDef, map[strin
 	var strip map[string]*nulls
 	for i, d := range defs {
 		t := toolDef{name: d.Name, description: d.Description, strict: d.Strict}
-		if d.Strict {
-			s, n, err := m.strictCached(d.Name, d.Parameters)
-			if err != nil {
-				return nil, nil, err
+		s, n, err := m.schemaCached(d.Name, d.Strict, d.Parameters)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.params = s
+		if !n.empty() {
+			if strip == nil {
+				strip = map[string]*nulls{}
 			}
-			t.params = s
-			if !n.empty() {
-				if strip == nil {
-					strip = map[string]*nulls{}
-				}
-				strip[d.Name] = n
-			}
-		} else {
-			s, err := decodeSchema(d.Parameters)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%w: tool %q: parameters: %v", ErrUnsupported, d.Name, err)
-			}
-			t.params = s
+			strip[d.Name] = n
 		}
 		out[i] = t
 	}

@@ -2,12 +2,13 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 )
 
-// strictCache keeps converted strict schemas, so that a conversation's
-// tools are converted once, not on every request. The cached values are
-// shared and read-only.
+// strictCache keeps decoded (and, for strict tools, converted) schemas,
+// so that a conversation's tools are decoded once, not on every request.
+// The cached values are shared and read-only.
 type strictCache struct {
 	mu sync.Mutex
 	m  map[string]strictEntry
@@ -21,8 +22,11 @@ type strictEntry struct {
 // maxStrictCache bounds the cache; past it conversions are not kept.
 const maxStrictCache = 1024
 
-func (m *Model) strictCached(tool string, params json.RawMessage) (map[string]any, *nulls, error) {
+func (m *Model) schemaCached(tool string, strict bool, params json.RawMessage) (map[string]any, *nulls, error) {
 	key := tool + "\x00" + string(params)
+	if strict {
+		key = "strict\x00" + key
+	}
 	c := m.strict
 	c.mu.Lock()
 	e, ok := c.m[key]
@@ -30,7 +34,14 @@ func (m *Model) strictCached(tool string, params json.RawMessage) (map[string]an
 	if ok {
 		return e.schema, e.nulls, nil
 	}
-	s, n, err := strictSchema(tool, params)
+	var s map[string]any
+	var n *nulls
+	var err error
+	if strict {
+		s, n, err = strictSchema(tool, params)
+	} else if s, err = decodeSchema(params); err != nil {
+		err = fmt.Errorf("%w: tool %q: parameters: %v", ErrUnsupported, tool, err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
