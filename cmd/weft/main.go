@@ -60,6 +60,7 @@ type command struct {
 // commands is the subcommand table.
 var commands = map[string]command{
 	"demo":         {"run an agent on the embedded runtime: parallel tools, an approval, the resume", runDemo},
+	"chat":         {"run a one-off agent with a real model (openai:, anthropic:, openai-compatible:) and the demo's tools", runChat},
 	"tools":        {"run the seed's tool examples through the registry and print their canonical returns", runTools},
 	"serve":        {"run a node until interrupted (--demo: leave the demo run waiting for approval)", runServe},
 	"sessions":     {"list the sessions in the log", runSessions},
