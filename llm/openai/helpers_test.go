@@ -43,6 +43,7 @@ func newServer(t testing.TB, h http.HandlerFunc) *server {
 		s.mu.Lock()
 		s.reqs = append(s.reqs, recorded{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 		s.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		h(w, r)
 	}))
 	t.Cleanup(s.Close)

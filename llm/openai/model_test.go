@@ -158,3 +158,34 @@ func TestProviderSettings(t *testing.T) {
 		})
 	}
 }
+
+// One model serves concurrent requests and streams (run under -race).
+func TestConcurrentUse(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if body["stream"] == true {
+			replay(t, "chat_stream_tools.sse")(w, r)
+			return
+		}
+		replay(t, "chat_tools.response.json")(w, r)
+	})
+	m := newModel(t, s)
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			var err error
+			if i%2 == 0 {
+				_, err = m.Request(t.Context(), conversation())
+			} else {
+				_, err = llm.Collect(m.Stream(t.Context(), conversation()))
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
