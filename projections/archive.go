@@ -262,7 +262,7 @@ func (a *Archive) apply(ev Decoded) error {
 			s.required[d.Toolset] = true
 		}
 	case events.ToolReturned:
-		if r := parseSuspend(d.Return); r != "" {
+		if r := ev.suspendReason(d.Return); r != "" {
 			s.suspend[ev.ToolCallID] = r
 		}
 	case events.ApprovalRequested:

@@ -66,13 +66,5 @@ func (ri returnInfo) suspendReason() string {
 	return ri.Control.Reason
 }
 
-// parseSuspend returns the control reason of a suspending return
-// (approval_required, call_deferred), "" for any other return. It reads
-// the return only when it mentions a suspension, so ordinary returns cost
-// a byte search.
-func parseSuspend(raw json.RawMessage) string {
-	if !bytes.Contains(raw, []byte(`"control"`)) {
-		return ""
-	}
-	return parseReturn(raw).suspendReason()
-}
+// mentionsControl reports whether a return may suspend.
+func mentionsControl(raw json.RawMessage) bool { return bytes.Contains(raw, []byte(`"control"`)) }
