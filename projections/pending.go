@@ -53,6 +53,9 @@ type returnInfo struct {
 // parseReturn reads the kind, error flag and control reason of a
 // canonical return; a return it cannot read gives the zero info.
 func parseReturn(raw json.RawMessage) returnInfo {
+	if ri, ok := fastReturn(raw); ok {
+		return ri
+	}
 	var ri returnInfo
 	_ = json.Unmarshal(raw, &ri)
 	return ri
