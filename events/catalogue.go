@@ -77,9 +77,6 @@ type spec struct {
 	sealable bool
 	// liveOnly: the type is published live and never recorded.
 	liveOnly bool
-	// fast: the decoder of the current version tries fastDecode first
-	// (see fastdecode.go).
-	fast bool
 }
 
 // v1 is the spec of a type whose only schema version is 1, with data T.
@@ -89,7 +86,6 @@ func v1[T any]() spec {
 		current:  1,
 		goType:   reflect.TypeFor[T](),
 		sealable: decodesByConstruction(reflect.TypeFor[T]()),
-		fast:     fast != nil,
 		decode: map[int]func(json.RawMessage) (any, error){
 			1: func(data json.RawMessage) (any, error) {
 				var v T

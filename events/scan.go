@@ -68,6 +68,12 @@ func (c *cursor) str() (content []byte, plain, ok bool) {
 	start := c.pos
 	plain = true
 	for c.pos < len(c.data) {
+		for c.pos < len(c.data) && !strSpecial[c.data[c.pos]] {
+			c.pos++ // the common case: printable ASCII
+		}
+		if c.pos == len(c.data) {
+			break
+		}
 		b := c.data[c.pos]
 		switch {
 		case b == '"':
@@ -89,6 +95,15 @@ func (c *cursor) str() (content []byte, plain, ok bool) {
 	}
 	return nil, false, false
 }
+
+// strSpecial marks the bytes a string scan must look at: the quote, the
+// backslash, control characters and bytes that are not ASCII.
+var strSpecial = func() (t [256]bool) {
+	for b := range 256 {
+		t[b] = b == '"' || b == '\\' || b < 0x20 || b >= 0x80
+	}
+	return t
+}()
 
 // escape skips the escape sequence at the cursor (at its backslash).
 func (c *cursor) escape() bool {
