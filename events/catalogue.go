@@ -81,6 +81,7 @@ type spec struct {
 
 // v1 is the spec of a type whose only schema version is 1, with data T.
 func v1[T any]() spec {
+	fast := planOf(reflect.TypeFor[T]())
 	return spec{
 		current:  1,
 		goType:   reflect.TypeFor[T](),
@@ -88,8 +89,12 @@ func v1[T any]() spec {
 		decode: map[int]func(json.RawMessage) (any, error){
 			1: func(data json.RawMessage) (any, error) {
 				var v T
-				err := decodeStrict(data, &v)
-				return v, err
+				if fast != nil && fastDecode(fast, data, reflect.ValueOf(&v).Elem()) {
+					return v, nil
+				}
+				var slow T // fastDecode may have left v half filled
+				err := decodeStrict(data, &slow)
+				return slow, err
 			},
 		},
 	}

@@ -83,7 +83,7 @@ func (q *Queue) Apply(ev Decoded) error {
 	k := queueKey{ev.SessionID, ev.ToolCallID}
 	switch d := ev.Data.(type) {
 	case events.ToolReturned:
-		if r := parseSuspend(d.Return); r != "" {
+		if r := ev.suspendReason(d.Return); r != "" {
 			q.suspend[k] = r
 		}
 	case events.ApprovalRequested:

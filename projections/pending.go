@@ -53,6 +53,9 @@ type returnInfo struct {
 // parseReturn reads the kind, error flag and control reason of a
 // canonical return; a return it cannot read gives the zero info.
 func parseReturn(raw json.RawMessage) returnInfo {
+	if ri, ok := fastReturn(raw); ok {
+		return ri
+	}
 	var ri returnInfo
 	_ = json.Unmarshal(raw, &ri)
 	return ri
@@ -66,13 +69,5 @@ func (ri returnInfo) suspendReason() string {
 	return ri.Control.Reason
 }
 
-// parseSuspend returns the control reason of a suspending return
-// (approval_required, call_deferred), "" for any other return. It reads
-// the return only when it mentions a suspension, so ordinary returns cost
-// a byte search.
-func parseSuspend(raw json.RawMessage) string {
-	if !bytes.Contains(raw, []byte(`"control"`)) {
-		return ""
-	}
-	return parseReturn(raw).suspendReason()
-}
+// mentionsControl reports whether a return may suspend.
+func mentionsControl(raw json.RawMessage) bool { return bytes.Contains(raw, []byte(`"control"`)) }
