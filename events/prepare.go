@@ -108,6 +108,12 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			ev.Time = now
 		}
 		if !sealed {
+			// Hand-built data: what Decode reads, and unambiguously so
+			// (sealed data is encoded from a struct and has neither
+			// problem).
+			if err := refuseDuplicateKeys(ev.Data); len(ev.Data) > 0 && err != nil {
+				return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d (%s): %w", ErrInvalidEvent, i, ev.Type, err)}
+			}
 			if _, err := Decode(ev); err != nil {
 				var e *Error
 				if errors.As(err, &e) {

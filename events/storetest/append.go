@@ -566,6 +566,8 @@ func testInvalidEvent(f *fixture) {
 		{"field of the wrong type", withData(events.TypeToolReturned, `{"tool":7}`), events.ErrMalformed},
 		{"unknown field", withData(events.TypeToolReturned, `{"tool":"t","retrun":{}}`), events.ErrMalformed},
 		{"data not an object", withData(events.TypeToolReturned, `"not json"`), events.ErrMalformed},
+		{"a member named twice", withData(events.TypeToolReturned, `{"tool":"a","tool":"b"}`), events.ErrMalformed},
+		{"a nested member named twice", withData(events.TypeToolReturned, `{"tool":"a","error":{"kind":"x","kind":"y"}}`), events.ErrMalformed},
 		{"live output, never recorded", events.MustNew(events.TypeModelDelta, events.ModelDelta{Step: 1, Seq: 1, Text: "Hel"}), nil},
 	}
 	for i, tc := range cases {
