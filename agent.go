@@ -36,6 +36,16 @@ type AgentConfig struct {
 	// preparation checks the entries and a miss fails the run with kind
 	// policy_error (see the README's approval selectors).
 	ApprovalRequiredTools []string
+	// TrustedTools opts the agent out of the approval gates its tools
+	// bring themselves (a toolset's default: an MCP tool annotated
+	// destructive, the filesystem toolset's writes, the shell toolset's
+	// commands): entries as for ApprovalRequiredTools select tools whose
+	// calls then run without a person's approval, the approval decided by
+	// the agent's policy (toolsets.ToolContext.Approval.DecidedBy says
+	// which entry). ApprovalRequiredTools still applies to them: an
+	// explicit policy is never loosened. An entry that matches nothing is
+	// an error, as for ApprovalRequiredTools.
+	TrustedTools []string
 	// Limits bound each run's usage (the zero value: no limit); see
 	// UsageLimits.
 	Limits UsageLimits
@@ -103,7 +113,7 @@ func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, errors.New("no model"))
 	}
 	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: slices.Clone(cfg.Toolsets), Instructions: slices.Clone(cfg.Instructions),
-		ApprovalRequired: cfg.ApprovalRequiredTools, Limits: cfg.Limits.spec(), MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
+		ApprovalRequired: cfg.ApprovalRequiredTools, Trusted: slices.Clone(cfg.TrustedTools), Limits: cfg.Limits.spec(), MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
 		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: validators(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
 		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources}
 	hooks := slices.Clone(cfg.OnRunStart)

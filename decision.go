@@ -11,12 +11,14 @@ import (
 type Action string
 
 // The decision actions: Approve and Deny decide a PendingApproval item,
-// Complete and Fail (or FailWith) a PendingDeferred one.
+// Complete and Fail (or FailWith) a PendingDeferred one, Answer a
+// PendingElicitation one.
 const (
 	ActionApprove  Action = "approve"
 	ActionDeny     Action = "deny"
 	ActionComplete Action = "complete"
 	ActionFail     Action = "fail"
+	ActionAnswer   Action = "answer"
 )
 
 // Decision is a decision on a pending item, passed to Session.Resume;
@@ -72,6 +74,22 @@ func Deny(id, by, reason string) Decision {
 // encoded gives a decision the resume refuses (ErrWrongDecision).
 func Complete(id, by string, result any) Decision {
 	return Decision{ID: id, Action: ActionComplete, By: by, Result: encodeDecided(result)}
+}
+
+// Answer answers elicitation id for by: action is toolsets.ElicitAccept
+// with content (encoded as JSON; it must fit the requested schema, or the
+// resume is refused with ErrWrongDecision), or toolsets.ElicitDecline or
+// toolsets.ElicitCancel with nil content. The call runs again with the
+// answer (toolsets.ToolContext.Elicitation).
+func Answer(id, by, action string, content any) Decision {
+	answer := struct {
+		Action  string          `json:"action"`
+		Content json.RawMessage `json:"content,omitempty"`
+	}{Action: action}
+	if content != nil {
+		answer.Content = encodeDecided(content)
+	}
+	return Decision{ID: id, Action: ActionAnswer, By: by, Result: encodeDecided(answer)}
 }
 
 // Fail fails deferred call id with reason; the model gets an error return

@@ -43,6 +43,10 @@ const (
 	// PendingDeferred: something outside the run supplies the call's
 	// result (Complete, Fail, FailWith).
 	PendingDeferred PendingKind = "deferred"
+	// PendingElicitation: the call asks a person for input (an MCP
+	// server's elicitation): Reason is its message and Metadata holds the
+	// JSON Schema the answer must fit under "requested_schema" (Answer).
+	PendingElicitation PendingKind = "elicitation"
 )
 
 // PendingItem is a tool call that waits for a decision; see Pending.
@@ -61,10 +65,11 @@ type PendingItem struct {
 
 // Pending lists what a waiting run waits for. Each item's ID is the tool
 // call's id (unique among the run's pending items, stable across restarts);
-// pass it to Approve, Deny, Complete or Fail.
+// pass it to Approve, Deny, Complete, Fail or Answer.
 type Pending struct {
-	Approvals []PendingItem
-	Deferred  []PendingItem
+	Approvals    []PendingItem
+	Deferred     []PendingItem
+	Elicitations []PendingItem
 }
 
 // Result is a run's outcome when it completed, failed, was cancelled or
@@ -119,9 +124,12 @@ func pendingOf(items []actors.PendingItem) Pending {
 	for _, it := range items {
 		item := PendingItem{ID: it.ID, Kind: PendingKind(it.Kind), Tool: it.Tool, Toolset: it.Toolset, Arguments: it.Arguments,
 			Reason: it.Reason, Metadata: it.Metadata}
-		if item.Kind == PendingApproval {
+		switch item.Kind {
+		case PendingApproval:
 			p.Approvals = append(p.Approvals, item)
-		} else {
+		case PendingElicitation:
+			p.Elicitations = append(p.Elicitations, item)
+		default:
 			p.Deferred = append(p.Deferred, item)
 		}
 	}

@@ -15,6 +15,25 @@ type RunOption func(*runOptions)
 type runOptions struct {
 	toolsets []toolsets.Toolset
 	metadata map[string]any
+	deltas   bool
+}
+
+// runOptionsOf applies opts.
+func runOptionsOf(opts []RunOption) runOptions {
+	var o runOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}
+
+// IncludeDeltas makes RunStream (and Agent.RunStream) also yield the live
+// output of a streaming model, as events.TypeModelDelta events, while the
+// model writes. Other ways to run ignore it.
+func IncludeDeltas() RunOption {
+	return func(o *runOptions) { o.deltas = true }
 }
 
 // WithToolsets attaches toolsets to this run only, after the agent's. They
@@ -58,12 +77,7 @@ type RunStartHook func(ctx context.Context, rs *RunStart) error
 // startCommand applies opts and the agent's run-start hooks, attaches the
 // run's toolsets, and returns the start command.
 func (s *Session) startCommand(ctx context.Context, runID, prompt string, opts []RunOption) (actors.StartCommand, error) {
-	var o runOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := runOptionsOf(opts)
 	rs := &RunStart{Agent: s.agent.spec.Name, SessionID: s.id, RunID: runID, Prompt: prompt, Metadata: o.metadata}
 	if rs.Metadata == nil {
 		rs.Metadata = map[string]any{}

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 
@@ -237,40 +238,53 @@ func (s *Session) settlements(runID string) (<-chan uint64, func(), error) {
 // outcomeAt returns the outcome of run runID as the session stood at
 // version, the version of an event that settled the run. NATS hands an
 // event to its subscribers and to the stream that stores it independently,
-// so the read may not show it yet: outcomeAt reads again until it does or
-// ctx ends.
+// so the read may not show it yet: outcomeAt reads again, after 1 ms and
+// then doubling up to 100 ms, until it does or ctx ends.
 func (s *Session) outcomeAt(ctx context.Context, runID string, version uint64) (actors.Outcome, error) {
-	delay := time.Millisecond
-	for {
+	var verdict error // the read's own failure, final
+	fail := func(err error) (actors.Outcome, error) {
+		verdict = err
+		return actors.Outcome{}, backoff.Permanent(err)
+	}
+	read := func() (actors.Outcome, error) {
 		evs, err := s.agent.rt.store.ReadStream(ctx, events.SessionStream(s.id), 0)
 		if err != nil && !errors.Is(err, events.ErrStreamNotFound) {
-			return actors.Outcome{}, fmt.Errorf("weft: read session %q: %w", s.id, err)
+			return fail(fmt.Errorf("weft: read session %q: %w", s.id, err))
 		}
-		if n := len(evs); n > 0 && evs[n-1].Version >= version {
-			st := actors.NewSessionState(s.id)
-			for _, ev := range evs {
-				if ev.Version > version {
-					break
-				}
-				if err := st.Apply(ev); err != nil {
-					return actors.Outcome{}, fmt.Errorf("weft: read session %q: %w", s.id, err)
-				}
+		if n := len(evs); n == 0 || evs[n-1].Version < version {
+			return actors.Outcome{}, errNotStoredYet
+		}
+		st := actors.NewSessionState(s.id)
+		for _, ev := range evs {
+			if ev.Version > version {
+				break
 			}
-			if o, ok := st.Outcome(runID); ok && o.Status.Settled() {
-				return o, nil
+			if err := st.Apply(ev); err != nil {
+				return fail(fmt.Errorf("weft: read session %q: %w", s.id, err))
 			}
-			return actors.Outcome{}, fmt.Errorf("weft: run %q is not settled at version %d of session %q: %w", runID, version, s.id, ErrUnknownRun)
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return actors.Outcome{}, ctx.Err()
+		if o, ok := st.Outcome(runID); ok && o.Status.Settled() {
+			return o, nil
 		}
-		delay = min(2*delay, 100*time.Millisecond)
+		return fail(fmt.Errorf("weft: run %q is not settled at version %d of session %q: %w", runID, version, s.id, ErrUnknownRun))
+	}
+	o, err := backoff.Retry(ctx, read, backoff.WithMaxElapsedTime(0), backoff.WithBackOff(&backoff.ExponentialBackOff{
+		InitialInterval: time.Millisecond, Multiplier: 2, MaxInterval: 100 * time.Millisecond}))
+	switch {
+	case err == nil:
+		return o, nil
+	case verdict != nil:
+		return actors.Outcome{}, verdict
+	case ctx.Err() != nil:
+		return actors.Outcome{}, ctx.Err() // ctx ended before a read showed the event
+	default:
+		return actors.Outcome{}, err
 	}
 }
+
+// errNotStoredYet is outcomeAt's answer to a read that does not show the
+// settling event yet: read again.
+var errNotStoredYet = errors.New("weft: the settling event is not stored yet")
 
 // RunStream starts a run of prompt and yields its events as they are
 // recorded (from the session's NATS event subjects), ending after the event
@@ -279,21 +293,40 @@ func (s *Session) outcomeAt(ctx context.Context, runID string, version uint64) (
 // The events are the live copies, their private surfaces redacted (see
 // events.Redact; Event.Redacted says what was removed); Events reads them
 // whole from the log.
+//
+// With the run option IncludeDeltas, it also yields what a streaming model
+// writes while it writes: events of type events.TypeModelDelta (data
+// events.ModelDelta), which are never recorded and come before the
+// model.response that holds the whole answer. Deltas are best effort (a
+// gap in ModelDelta.Seq means some were dropped); the events are not.
 func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOption) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		rt := s.agent.rt
-		filter, err := rt.subj.StreamEvents(events.SessionStream(s.id))
+		stream := events.SessionStream(s.id)
+		filters := make([]string, 0, 2)
+		filter, err := rt.subj.StreamEvents(stream)
 		if err != nil {
 			yield(events.Event{}, err)
 			return
 		}
-		msgs := make(chan *nats.Msg, 1024)
-		sub, err := rt.conn.ChanSubscribe(filter, msgs)
-		if err != nil {
-			yield(events.Event{}, fmt.Errorf("weft: subscribe: %w", err))
-			return
+		filters = append(filters, filter)
+		if runOptionsOf(opts).deltas {
+			filter, err := rt.subj.Delta(stream)
+			if err != nil {
+				yield(events.Event{}, err)
+				return
+			}
+			filters = append(filters, filter)
 		}
-		defer func() { _ = sub.Unsubscribe() }()
+		msgs := make(chan *nats.Msg, 1024)
+		for _, filter := range filters {
+			sub, err := rt.conn.ChanSubscribe(filter, msgs)
+			if err != nil {
+				yield(events.Event{}, fmt.Errorf("weft: subscribe: %w", err))
+				return
+			}
+			defer func() { _ = sub.Unsubscribe() }()
+		}
 		if err := rt.conn.Flush(); err != nil {
 			yield(events.Event{}, err)
 			return

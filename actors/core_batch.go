@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
@@ -15,8 +16,7 @@ import (
 func (k core) runBatch(r *RunState) decision {
 	var toRun []*CallState
 	for _, cs := range r.Batch {
-		approved := cs.Pending == PendingApproval && cs.Decision != nil && cs.Decision.Action == ActionApprove
-		if (cs.Return == nil || approved) && !k.f.inFlight[cs.ID] {
+		if (cs.Return == nil || runsAgain(cs)) && !k.f.inFlight[cs.ID] {
 			toRun = append(toRun, cs)
 		}
 	}
@@ -42,7 +42,7 @@ func (k core) runBatch(r *RunState) decision {
 			approval = &toolsets.Approval{DecidedBy: cs.Decision.By, Note: cs.Decision.Reason, Arguments: cs.Decision.Arguments}
 		}
 		reqs = append(reqs, ToolRequest{SessionID: k.session, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval,
-			ModelRetries: r.Retries[cs.Tool]})
+			Elicitation: elicitationOf(cs), ModelRetries: r.Retries[cs.Tool]})
 	}
 	if len(reqs) == 0 {
 		// Every call was stopped: once their returns are recorded the
@@ -60,7 +60,8 @@ func (k core) runBatch(r *RunState) decision {
 // before anyone is asked or they leave the node), and a gated one then
 // waits for approval.
 func (k core) check(cs *CallState) (toolsets.Return, bool) {
-	if cs.Decision != nil && cs.Decision.Action == ActionApprove {
+	if runsAgain(cs) {
+		// Approved, or answered: it was checked before it first ran.
 		return toolsets.Return{}, false
 	}
 	if ret, refused := refuseMalformed(k.f.prep, cs); refused {
@@ -107,9 +108,18 @@ func (k core) wait(r *RunState) decision {
 				meta, _ = json.Marshal(ctl.Metadata)
 			}
 		}
-		if cs.Pending == PendingApproval {
+		switch cs.Pending {
+		case PendingApproval:
 			recs = append(recs, newRecord(events.TypeApprovalRequested, k.session, r.ID, cs.ID, events.ApprovalRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Reason: reason, Metadata: meta}))
-		} else {
+		case PendingElicitation:
+			req := elicitRequestOf(cs)
+			var rmeta json.RawMessage
+			if len(req.Metadata) > 0 {
+				rmeta, _ = json.Marshal(req.Metadata)
+			}
+			recs = append(recs, newRecord(events.TypeElicitationRequested, k.session, r.ID, cs.ID, events.ElicitationRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments),
+				Message: req.Message, Schema: req.Schema, Metadata: rmeta}))
+		default:
 			recs = append(recs, newRecord(events.TypeDeferredRequested, k.session, r.ID, cs.ID, events.DeferredRequested{Tool: cs.Tool, Arguments: reviewedArguments(cs.Arguments), Metadata: meta}))
 		}
 	}
@@ -117,17 +127,57 @@ func (k core) wait(r *RunState) decision {
 		return decision{}
 	}
 	var rs []string
-	for _, kind := range []PendingKind{PendingApproval, PendingDeferred} {
+	for _, kind := range pendingKinds {
 		if reasons[kind] {
 			rs = append(rs, string(kind))
 		}
 	}
-	reason := rs[0]
-	if len(rs) > 1 {
-		reason = rs[0] + "," + rs[1]
-	}
+	reason := strings.Join(rs, ",")
 	recs = append(recs, newRecord(events.TypeRunWaiting, k.session, r.ID, "", events.RunWaiting{Reason: reason, ToolCallIDs: ids}))
 	return decision{recs: recs, split: true}
+}
+
+// runsAgain reports whether pending call cs was decided so that it runs
+// again: approved, or its elicitation answered.
+func runsAgain(cs *CallState) bool {
+	if cs.Decision == nil {
+		return false
+	}
+	return cs.Pending == PendingApproval && cs.Decision.Action == ActionApprove ||
+		cs.Pending == PendingElicitation && cs.Decision.Action == ActionAnswer
+}
+
+// elicitRequestOf is the elicitation call cs asked: its message, and its
+// return's metadata without the requested schema, which is its own field.
+func elicitRequestOf(cs *CallState) toolsets.ElicitRequest {
+	var req toolsets.ElicitRequest
+	ctl := cs.Return.Control
+	if ctl == nil {
+		return req
+	}
+	req.Message = ctl.Reason
+	for k, v := range ctl.Metadata {
+		if k == toolsets.MetaElicitationSchema {
+			req.Schema, _ = json.Marshal(v)
+			continue
+		}
+		if req.Metadata == nil {
+			req.Metadata = map[string]any{}
+		}
+		req.Metadata[k] = v
+	}
+	return req
+}
+
+// elicitationOf is the answer an answered call runs again with (nil for
+// any other call).
+func elicitationOf(cs *CallState) *toolsets.Elicitation {
+	if cs.Pending != PendingElicitation || cs.Decision == nil || cs.Decision.Action != ActionAnswer || cs.Return == nil {
+		return nil
+	}
+	var a elicitAnswer
+	_ = json.Unmarshal(cs.Decision.Result, &a) // checked when decided
+	return &toolsets.Elicitation{Action: a.Action, Content: a.Content, AnsweredBy: cs.Decision.By, Request: elicitRequestOf(cs)}
 }
 
 // policyReturn is the return of a call the agent's approval policy stops

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/weft-run/weft/events"
@@ -90,7 +91,8 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 		}
 		switch {
 		case k == PendingApproval && d.Action != ActionApprove && d.Action != ActionDeny,
-			k == PendingDeferred && d.Action != ActionComplete && d.Action != ActionFail:
+			k == PendingDeferred && d.Action != ActionComplete && d.Action != ActionFail,
+			k == PendingElicitation && d.Action != ActionAnswer:
 			return nil, commandError(VerbResume, session, ErrWrongDecision, "%q is a pending %s; %q does not apply", d.ID, k, d.Action)
 		case len(d.Arguments) > 0 && (!json.Valid(d.Arguments) || firstByte(d.Arguments) != '{'):
 			return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q are not a JSON object", d.ID)
@@ -101,6 +103,10 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 		case d.Action == ActionApprove && len(d.Arguments) > 0:
 			if err := check(it.Tool, d.Arguments); err != nil {
 				return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q do not fit tool %q: %v", d.ID, it.Tool, err)
+			}
+		case d.Action == ActionAnswer:
+			if _, err := answerOf(it, d); err != nil {
+				return nil, commandError(VerbResume, session, ErrWrongDecision, "the answer to %q: %v", d.ID, err)
 			}
 		}
 		byID[d.ID] = d
@@ -141,6 +147,9 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 			b, _ := json.Marshal(&ret)
 			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
+		case ActionAnswer:
+			a, _ := answerOf(p, d)
+			evs = append(evs, newRecord(events.TypeElicitationAnswered, session, r.ID, p.ID, events.ElicitationAnswered{Action: a.Action, Content: a.Content, By: d.By}))
 		case ActionFail:
 			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
 			if len(d.Result) > 0 {
@@ -154,6 +163,27 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 	}
 	evs = append(evs, newRecord(events.TypeRunResumed, session, r.ID, "", events.RunResumed{ToolCallIDs: ids}))
 	return append(evs, returns...), nil
+}
+
+// answerOf reads answer decision d to elicitation it and checks it
+// against the schema it asked for (toolsets.CheckElicitAnswer).
+func answerOf(it PendingItem, d Decision) (elicitAnswer, error) {
+	var a elicitAnswer
+	if len(d.Result) == 0 || firstByte(d.Result) != '{' {
+		return a, fmt.Errorf(`it is not an object {"action", "content"}`)
+	}
+	if err := json.Unmarshal(d.Result, &a); err != nil {
+		return a, fmt.Errorf(`it is not an object {"action", "content"}: %v`, err)
+	}
+	var schema json.RawMessage
+	if s, ok := it.Metadata[toolsets.MetaElicitationSchema]; ok {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return a, fmt.Errorf("the requested schema: %v", err)
+		}
+		schema = b
+	}
+	return a, toolsets.CheckElicitAnswer(schema, a.Action, a.Content)
 }
 
 // failedDeferred is the content of a deferred call failed with details

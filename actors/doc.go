@@ -133,6 +133,7 @@
 //	                               An event whose data is in the blob store carries its
 //	                               reference, as stored (events.ResolveBlob); resolving it
 //	                               needs read access to the log's blob bucket.
+//	weft.delta.session.<id>        live model output, never stored (see Live model output)
 //
 // A request or report too large for a NATS message carries its arguments
 // ("arguments_blob") or return ("return_blob") by reference to the blob
@@ -174,6 +175,31 @@
 // they are prepared to check them), "result" (a completed deferred call's
 // value, or a failed one's details: the failed return's content is then
 // {"error","details"})}.
+//
+// # Live model output
+//
+// A model that streams (llm.Streamer) is asked through its stream, and
+// what it writes is published while it writes on weft.delta.session.<id>
+// (bus.Subjects.Delta), one message per stream chunk that adds text or
+// tool-call arguments, when anyone subscribes. Each message is an event
+// envelope of type model.delta: {"id","stream","type":"model.delta",
+// "schema_version":1,"time","session_id","run_id","data":{"step","seq",
+// "text","tool_calls":[{"index","id","name","arguments"}]}}, with no
+// version, position or hash, because it is never recorded (stores refuse
+// to append it; events.Type.LiveOnly). "step" is the model request's step
+// in its run and "seq" numbers the step's deltas from 1; the concatenated
+// "text" values are the answer's text, and the "arguments" of the
+// fragments with one "index" a tool call's JSON arguments ("id" and
+// "name" come with its first fragment). The model.response event that
+// ends the step records the whole answer, as for a model that does not
+// stream.
+//
+// Deltas go through the host's live publisher, after the events appended
+// before them, but never wait for it: a delta it has no room for is
+// dropped (a gap in "seq"), so neither a slow subscriber nor a stalled
+// one slows the run. Readers subscribe as for events (reader, approver
+// and operator roles; bus.Layout.Permissions). Session.RunStream yields
+// them with the run option IncludeDeltas, weft tail with --deltas.
 //
 // # The loop
 //
@@ -248,11 +274,12 @@
 //
 // # Human in the loop
 //
-// A call whose return is approval_required or call_deferred — raised by
-// the tool, or by the agent's approval policy (AgentSpec.ApprovalRequired,
-// checked before the call runs) — is pending. Once nothing else of the
-// batch runs, the session appends approval.requested / deferred.requested
-// for each pending call and run.waiting; the batch's other returns are
+// A call whose return is approval_required, call_deferred or
+// elicitation_required — raised by the tool, or by the agent's approval
+// policy (AgentSpec.ApprovalRequired, checked before the call runs) — is
+// pending. Once nothing else of the batch runs, the session appends
+// approval.requested / deferred.requested / elicitation.requested for each
+// pending call and run.waiting; the batch's other returns are
 // kept. A pending item's id is its tool call id (stable across restarts,
 // unique among the run's pending items).
 //
@@ -264,7 +291,14 @@
 // resolved deferred calls (complete: success with the result as content;
 // fail: an execution error). Approved calls then run again, once, with the
 // approval in ToolContext.Approval (and the reviewed arguments, if any); the
-// policy does not stop an approved call. A resumed run re-prepares its
+// policy does not stop an approved call. An elicitation is decided by an
+// answer (action "answer", result {"action": "accept"|"decline"|"cancel",
+// "content"}), checked against the schema it asked for
+// (toolsets.CheckElicitAnswer; one that does not fit is refused as
+// wrong_decision); it appends elicitation.answered, and the call runs
+// again with the answer and its request in ToolContext.Elicitation. The
+// question and the answer are in the log, so an answer from any node, or
+// after a restart, resumes the call. A resumed run re-prepares its
 // toolsets.
 //
 // # Cancellation

@@ -32,6 +32,9 @@ type Prepared struct {
 	Failed map[string]string
 	// Instr counts each prepared toolset's instructions.
 	Instr map[string]int
+	// Digests holds the digest each Digester toolset reported for the
+	// step (toolsets.LifecycleReport.Digest).
+	Digests map[string]string
 	// Order lists the toolset names in the agent's order.
 	Order []string
 	// Gated maps the tools the agent's approval policy catches to the
@@ -238,7 +241,7 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 		return nil, reports, err
 	}
 	reg := toolsets.NewRegistry(opts...)
-	out := &Prepared{Registry: reg, ToolsetOf: map[string]toolsets.ToolsetInfo{}, ToolsetTools: map[string][]string{}, Failed: map[string]string{}, Instr: map[string]int{}, Gated: gated}
+	out := &Prepared{Registry: reg, ToolsetOf: map[string]toolsets.ToolsetInfo{}, ToolsetTools: map[string][]string{}, Failed: map[string]string{}, Instr: map[string]int{}, Digests: map[string]string{}, Gated: gated}
 	loose := make([]toolsets.Tool, len(spec.Tools))
 	for i, t := range policyLoose {
 		loose[i] = observed{t}
@@ -253,6 +256,9 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 			out.Failed[r.info.Name] = r.rep.Message
 		}
 		out.Instr[r.info.Name] = len(r.prep.Instructions)
+		if r.rep.Digest != "" {
+			out.Digests[r.info.Name] = r.rep.Digest
+		}
 		wrapped := make([]toolsets.Tool, len(r.prep.Tools))
 		names := make([]string, len(r.prep.Tools))
 		for i, t := range r.prep.Tools {
@@ -338,7 +344,7 @@ func toolsetReports(session, run string, prev, cur *Prepared, reps []toolsets.Li
 			if prev != nil {
 				old, had = prev.ToolsetTools[rep.Name]
 			}
-			if had && slices.Equal(old, tools) && prev.Instr[rep.Name] == rep.InstructionCount {
+			if had && slices.Equal(old, tools) && prev.Instr[rep.Name] == rep.InstructionCount && prev.Digests[rep.Name] == rep.Digest {
 				continue
 			}
 			var added, removed []string
@@ -373,10 +379,10 @@ func reportRecord(session, run string, rep toolsets.LifecycleReport, tools, adde
 	switch rep.State {
 	case toolsets.StateInitialized:
 		return newRecord(events.TypeToolsetInitialized, session, run, "", events.ToolsetInitialized{Toolset: rep.Name, Tools: tools,
-			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg})
+			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg, Digest: rep.Digest})
 	case toolsets.StateRefreshed:
 		return newRecord(events.TypeToolsetRefreshed, session, run, "", events.ToolsetRefreshed{Toolset: rep.Name, Tools: tools, Added: added, Removed: removed,
-			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg})
+			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg, Digest: rep.Digest})
 	case toolsets.StateUnavailable:
 		return newRecord(events.TypeToolsetUnavailable, session, run, "", events.ToolsetUnavailable{Toolset: rep.Name, Error: events.ErrorInfo{Kind: "unavailable", Message: msg},
 			ID: id, State: st, ToolCount: tc, InstructionCount: ic, Message: msg})

@@ -42,6 +42,23 @@ func (p *livePublisher) enqueue(recs []record) {
 	}
 }
 
+// offer hands the publisher a record that is published and never
+// recorded (live model output) if it has room for it now, and reports
+// whether it had: live output never makes the run wait.
+func (p *livePublisher) offer(rec record) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return false
+	}
+	select {
+	case p.q <- []record{rec}:
+		return true
+	default:
+		return false
+	}
+}
+
 // close publishes what is queued and stops the publisher.
 func (p *livePublisher) close() {
 	p.mu.Lock()
@@ -63,11 +80,11 @@ func (p *livePublisher) loop() {
 }
 
 // publish puts the live copy of rec, its private surfaces redacted
-// (events.Redact), on its event subject when anyone listens. A copy that
-// cannot be redacted is not published (fail closed).
+// (events.Redact), on its subject (liveSubject) when anyone listens. A
+// copy that cannot be redacted is not published (fail closed).
 func (p *livePublisher) publish(rec *record) {
 	h := p.h
-	subject, err := h.subj.Event(rec.Stream, string(rec.Type))
+	subject, err := h.liveSubject(&rec.Event)
 	if err != nil {
 		h.log.Warn("event subject", "err", err)
 		return
@@ -88,6 +105,16 @@ func (p *livePublisher) publish(rec *record) {
 		// The log has the event; a subscriber misses its live copy.
 		h.log.Warn("event not published live", "stream", rec.Stream, "version", rec.Version, "err", err)
 	}
+}
+
+// liveSubject is where ev's live copy goes: the session's delta subject
+// for live output that is never recorded (weft.delta.session.<id>), its
+// event subject otherwise (weft.evt.session.<id>.<type>).
+func (h *Host) liveSubject(ev *events.Event) (string, error) {
+	if ev.Type.LiveOnly() {
+		return h.subj.Delta(ev.Stream)
+	}
+	return h.subj.Event(ev.Stream, string(ev.Type))
 }
 
 // encodeEnvelope returns the JSON envelope of ev, byte for byte what

@@ -25,6 +25,8 @@ const (
 // approvalPolicy is an agent's ApprovalRequired list, compiled and
 // checked by compilePolicy.
 type approvalPolicy struct {
+	// sel is nil for an agent without ApprovalRequired entries (a
+	// policy is then compiled for its Trusted entries alone).
 	sel *toolsets.Selector
 	// known are the tools known at registration (loose tools and the
 	// tools of the toolsets that can be listed) and ids the identities of
@@ -32,6 +34,8 @@ type approvalPolicy struct {
 	// step where the tool is absent.
 	known []toolsets.Target
 	ids   []toolsets.ToolsetInfo
+	// complete: every toolset could be listed, so known is everything.
+	complete bool
 }
 
 // compilePolicy builds spec's approval policy and checks it against what
@@ -62,8 +66,15 @@ func compilePolicy(spec *AgentSpec) (*approvalPolicy, error) {
 		}
 		p.known = append(p.known, toolsets.Targets(tools, ids)...)
 	}
+	p.complete = complete
+	if err := checkTrust(spec, p); err != nil {
+		return nil, fmt.Errorf("%s: %w", trustName, err)
+	}
 	if len(spec.ApprovalRequired) == 0 {
-		return nil, nil
+		if len(spec.Trusted) == 0 {
+			return nil, nil
+		}
+		return p, nil
 	}
 	sel, err := toolsets.NewSelector(spec.ApprovalRequired)
 	if err != nil {
@@ -81,7 +92,7 @@ func compilePolicy(spec *AgentSpec) (*approvalPolicy, error) {
 // policyOf returns spec's compiled policy: the one Register built, or
 // (for a spec used without Register) a new one.
 func policyOf(spec *AgentSpec) (*approvalPolicy, error) {
-	if spec.approval != nil || len(spec.ApprovalRequired) == 0 {
+	if spec.approval != nil || len(spec.ApprovalRequired) == 0 && len(spec.Trusted) == 0 {
 		return spec.approval, nil
 	}
 	return compilePolicy(spec)
@@ -110,13 +121,16 @@ func approvalStep(spec *AgentSpec, lcs []*toolsets.Lifecycle, loose []toolsets.T
 		setT[i] = toolsets.Targets(sets[i], sids)
 		all = append(all, setT[i]...)
 	}
-	if len(p.sel.Unmatched(all, ids)) > 0 {
+	if p.sel != nil && len(p.sel.Unmatched(all, ids)) > 0 {
 		if err := p.sel.Check(policyKind, append(all, p.known...), append(ids, p.ids...)); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", policyName, err)
 		}
 	}
 	caught := map[string]string{}
 	mark := func(tools []toolsets.Tool, targets []toolsets.Target) []toolsets.Tool {
+		if p.sel == nil {
+			return tools
+		}
 		out, copied := tools, false
 		for j, t := range targets {
 			entry, ok := p.sel.Match(t)
@@ -135,6 +149,14 @@ func approvalStep(spec *AgentSpec, lcs []*toolsets.Lifecycle, loose []toolsets.T
 	loose = mark(loose, looseT)
 	for i := range sets {
 		sets[i] = mark(sets[i], setT[i])
+	}
+	if loose, err = trustStep(spec, p, all, ids, looseT, loose, caught); err != nil {
+		return nil, nil, err
+	}
+	for i := range sets {
+		if sets[i], err = trustStep(spec, p, all, ids, setT[i], sets[i], caught); err != nil {
+			return nil, nil, err
+		}
 	}
 	return loose, caught, nil
 }

@@ -22,6 +22,7 @@ const (
 	ActionComplete = protocol.ActionComplete
 	ActionDeny     = protocol.ActionDeny
 	ActionFail     = protocol.ActionFail
+	ActionAnswer   = protocol.ActionAnswer
 	VerbCancel     = protocol.VerbCancel
 	VerbResume     = protocol.VerbResume
 	VerbStart      = protocol.VerbStart

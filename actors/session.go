@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -31,6 +32,7 @@ type flushTools struct{}
 type sessionActor struct {
 	h       *Host
 	id      string
+	stream  string        // events.SessionStream(id)
 	st      *SessionState // nil: not loaded yet (see load)
 	loadErr error         // why the last load failed
 	self    *actor.PID
@@ -83,7 +85,7 @@ type runMem struct {
 }
 
 func newSessionActor(h *Host, id string) *sessionActor {
-	return &sessionActor{h: h, id: id, models: make(chan struct{}, 1<<16)}
+	return &sessionActor{h: h, id: id, stream: events.SessionStream(id), models: make(chan struct{}, 1<<16)}
 }
 
 // Receive implements actor.Actor.

@@ -21,7 +21,7 @@ func (a *sessionActor) load() error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	st := NewSessionState(a.id)
-	evs, err := a.h.cfg.Store.ReadStream(ctx, events.SessionStream(a.id), 0)
+	evs, err := a.h.cfg.Store.ReadStream(ctx, a.stream, 0)
 	switch {
 	case errors.Is(err, events.ErrStreamNotFound):
 		evs = nil // a new session
@@ -79,7 +79,7 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 		}
 		before = append(before, b)
 	}
-	stream := events.SessionStream(a.id)
+	stream := a.stream
 	evs := make([]events.Event, len(recs))
 	for i := range recs {
 		evs[i] = recs[i].Event

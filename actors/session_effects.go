@@ -81,17 +81,18 @@ func (a *sessionActor) prepare(c actor.Context, e effPrepare) {
 	}
 }
 
-// callModel runs model request req in a goroutine, which validates a final
-// output and reports back with a modelReply.
+// callModel runs model request req in a goroutine (through its stream
+// when the model streams, see askModel), which validates a final output
+// and reports back with a modelReply.
 func (a *sessionActor) callModel(req *llm.Request) {
 	m := a.run
 	if m == nil || m.id != req.Run.RunID {
 		return
 	}
 	m.f = m.f.performed(effCallModel{req: req})
-	run, step, self, ctx, model, validators := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators
+	run, step, self, ctx, model, validators, session := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id
 	go func() {
-		resp, err := model.Request(ctx, req)
+		resp, err := a.h.askModel(ctx, model, session, req)
 		var rejected string
 		if err == nil && resp != nil && len(resp.ToolCalls) == 0 {
 			rejected = validateOutput(ctx, validators, resp.Text)

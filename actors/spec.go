@@ -30,6 +30,15 @@ type AgentSpec struct {
 	// (toolsets.KnownTools), and otherwise fails any preparation whose
 	// inventory it does not match (FailPolicy).
 	ApprovalRequired []string
+	// Trusted lists entries (as for ApprovalRequired) selecting tools
+	// whose own approval gate the agent opts out of — a toolset's
+	// default, such as an MCP tool annotated destructive, or the writes
+	// and commands of the environment toolsets: their calls run without a
+	// person's approval, with an approval decided by the agent's policy
+	// in ToolContext.Approval. ApprovalRequired still applies to them (an
+	// explicit policy is never loosened). An entry that matches nothing is
+	// refused as for ApprovalRequired.
+	Trusted []string
 	// Limits bound a run's usage.
 	Limits Limits
 	// MaxRetries is the default retry budget of tools that set none (nil:

@@ -36,9 +36,13 @@ type PendingKind string
 
 // The pending kinds.
 const (
-	PendingApproval PendingKind = "approval"
-	PendingDeferred PendingKind = "deferred"
+	PendingApproval    PendingKind = "approval"
+	PendingDeferred    PendingKind = "deferred"
+	PendingElicitation PendingKind = "elicitation"
 )
+
+// pendingKinds are the pending kinds in the order run.waiting names them.
+var pendingKinds = []PendingKind{PendingApproval, PendingDeferred, PendingElicitation}
 
 // SessionState is the state of a session: nothing but the fold of its
 // events (Apply). The session actor is its only writer.
@@ -370,11 +374,13 @@ func (s *SessionState) apply(rec record) error {
 			c.Pending = PendingApproval
 		case toolsets.KindCallDeferred:
 			c.Pending = PendingDeferred
+		case toolsets.KindElicitationRequired:
+			c.Pending = PendingElicitation
 		}
 		if r.batchDone() {
 			r.finishBatch()
 		}
-	case events.TypeApprovalRequested, events.TypeDeferredRequested:
+	case events.TypeApprovalRequested, events.TypeDeferredRequested, events.TypeElicitationRequested:
 		if c := r.call(ev.ToolCallID); c != nil {
 			c.Requested = true
 			// The arguments the request recorded (their canonical form)
@@ -417,6 +423,18 @@ func (s *SessionState) apply(rec record) error {
 			act = ActionFail
 		}
 		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Result: d.Return}
+		r.decided(c.Decision)
+	case events.TypeElicitationAnswered:
+		d, err := decode[events.ElicitationAnswered](rec)
+		if err != nil {
+			return err
+		}
+		c := r.call(ev.ToolCallID)
+		if c == nil {
+			return fmt.Errorf("answer to unknown call %q", ev.ToolCallID)
+		}
+		answer, _ := json.Marshal(elicitAnswer{Action: d.Action, Content: d.Content})
+		c.Decision = &Decision{ID: c.ID, Action: ActionAnswer, By: d.By, Result: answer}
 		r.decided(c.Decision)
 	case events.TypeRunResumed:
 		r.Status = StatusRunning
@@ -529,9 +547,22 @@ func requestedArguments(rec record) (json.RawMessage, error) {
 		}
 		return d.Arguments, nil
 	}
+	if rec.Type == events.TypeElicitationRequested {
+		d, err := decode[events.ElicitationRequested](rec)
+		if err != nil {
+			return nil, err
+		}
+		return d.Arguments, nil
+	}
 	d, err := decode[events.DeferredRequested](rec)
 	if err != nil {
 		return nil, err
 	}
 	return d.Arguments, nil
+}
+
+// elicitAnswer is the Result of an answer decision.
+type elicitAnswer struct {
+	Action  string          `json:"action"`
+	Content json.RawMessage `json:"content,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/events"
@@ -284,29 +285,25 @@ func (w *leaseWatch) takeOver(ctx context.Context, key, session string, rev uint
 		// back, or stand the session down if another node took it.
 		return c
 	}
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	// Exponential backoff with jitter, so that the nodes trying to take
+	// over the sessions of one dead node spread out.
+	attempt := 0
+	policy := &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, RandomizationFactor: 0.5,
+		Multiplier: 2, MaxInterval: w.l.TTL()}
+	took, err := backoff.Retry(ctx, func() (bool, error) {
+		attempt++
 		took, err := w.h.takeOver(ctx, session)
-		if err == nil {
-			c.took = took
-			return c
+		if err != nil && ctx.Err() == nil {
+			w.h.log.Warn("take over session", "session", session, "attempt", attempt, "err", err)
 		}
-		if ctx.Err() != nil {
-			return c
-		}
-		w.h.log.Warn("take over session", "session", session, "attempt", attempt, "err", err)
-		if attempt == takeoverAttempts {
-			return c // the next command for the session, or a Recover, carries it on
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return c
-		case <-t.C:
-		}
-		backoff = min(2*backoff, w.l.TTL())
+		return took, err
+	}, backoff.WithBackOff(policy), backoff.WithMaxTries(takeoverAttempts), backoff.WithMaxElapsedTime(0))
+	if err == nil {
+		c.took = took
 	}
+	// Otherwise the next command for the session, or a Recover, carries
+	// it on.
+	return c
 }
 
 // takeOver carries session id on if its last run is running (Recover's

@@ -15,7 +15,8 @@ import (
 //
 //   - node: everything the runtime needs (no restriction). Only nodes
 //     append events (<root>.log.>, the subjects the event stream stores)
-//     and publish their live copies (<root>.evt.>), forward commands and local tool calls
+//     and publish their live copies (<root>.evt.>) and the live model
+//     output (<root>.delta.>), forward commands and local tool calls
 //     (<root>.node.>), send remote calls and cancels (<root>.worker.call.>,
 //     <root>.worker.cancel.>, <root>.worker.queue.>), and call the
 //     JetStream API of the event log and the lease bucket beyond reads.
@@ -24,10 +25,10 @@ import (
 //     publishes reports, returns and descriptions on the nodes' reply
 //     subjects (_INBOX.>); a pool worker also creates, reads and pulls from
 //     the pool stream's consumers (and creates that stream). Nothing on
-//     <root>.evt.>, <root>.log.>, <root>.cmd.>, <root>.node.>, or the JetStream API of
-//     the event log or the leases.
+//     <root>.evt.>, <root>.delta.>, <root>.log.>, <root>.cmd.>, <root>.node.>, or the
+//     JetStream API of the event log or the leases.
 //   - reader: reads the log (stream info, direct gets, ordered consumers on
-//     the event stream) and subscribes to live events. No publish to any
+//     the event stream) and subscribes to live events and live model output. No publish to any
 //     weft subject, no JetStream call that writes or deletes.
 //   - approver: a reader that may also send resume commands (the
 //     decisions: approve, deny, complete, fail).
@@ -137,6 +138,7 @@ func (l Layout) Permissions(r Role) Permissions {
 	// an allow entry is ever widened.
 	deny := []string{
 		root + ".evt.>",
+		root + ".delta.>",
 		root + ".log.>",
 		root + ".node.>",
 		"$KV." + l.LeaseBucket + ".>",
@@ -193,7 +195,7 @@ func (l Layout) Permissions(r Role) Permissions {
 		return Permissions{
 			PublishAllow:   pub,
 			PublishDeny:    deny,
-			SubscribeAllow: []string{root + ".evt.>", inbox},
+			SubscribeAllow: []string{root + ".evt.>", root + ".delta.>", inbox},
 		}
 	case RoleWorker:
 		return Permissions{
@@ -224,7 +226,7 @@ func (l Layout) Permissions(r Role) Permissions {
 				root + ".worker.describe",
 				inbox,
 			},
-			SubscribeDeny: []string{root + ".evt.>", root + ".cmd.>", root + ".node.>"},
+			SubscribeDeny: []string{root + ".evt.>", root + ".delta.>", root + ".cmd.>", root + ".node.>"},
 		}
 	}
 	panic(fmt.Sprintf("bus: permissions of unknown role %q", string(r)))

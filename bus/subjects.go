@@ -20,6 +20,9 @@ import (
 //	<root>.evt.>                                every event
 //	<root>.evt.<category>.<id>.>                every event of one stream
 //	<root>.evt.<category>.*.<type tokens>       one event type across a category
+//	<root>.delta.<category>.<id>                live model output (text and tool-call argument
+//	                                            deltas) of stream "<category>-<id>": never stored
+//	<root>.delta.>                              every stream's live model output
 //	<root>.cmd.session.<id>.<verb>              command to a session actor
 //	<root>.cmd.session.*.*                      every command (AllCommands)
 //	<root>.node.<node>.cmd.session.<id>.<verb>  command forwarded to its owner node (node.go)
@@ -185,12 +188,16 @@ func checkDotted(what, s string) error {
 	if s == "" {
 		return &TokenError{What: what, Value: s, Reason: "empty"}
 	}
-	for _, w := range strings.Split(s, ".") {
+	for rest := s; ; {
+		w, more, found := strings.Cut(rest, ".")
 		if !isWord(w) {
 			return &TokenError{What: what, Value: s, Reason: "each dot-separated part must be a lowercase word [a-z][a-z0-9_-]*"}
 		}
+		if !found {
+			return nil
+		}
+		rest = more
 	}
-	return nil
 }
 
 // StreamTokens maps a stream name to its (category, escaped id) subject
@@ -270,6 +277,21 @@ func (s Subjects) StreamEvents(stream string) (string, error) {
 
 // AllEvents returns the filter matching every event: "weft.evt.>".
 func (s Subjects) AllEvents() string { return s.root + ".evt.>" }
+
+// Delta returns the subject of stream's live model output (the text and
+// tool-call argument deltas of a streaming model, published while the
+// model writes and never stored), such as "weft.delta.session.42".
+func (s Subjects) Delta(stream string) (string, error) {
+	cat, id, err := StreamTokens(stream)
+	if err != nil {
+		return "", err
+	}
+	return s.root + ".delta." + cat + "." + id, nil
+}
+
+// AllDeltas returns the filter matching every stream's live model output:
+// "weft.delta.>".
+func (s Subjects) AllDeltas() string { return s.root + ".delta.>" }
 
 // LogIngest returns the subject the JetStream store publishes a whole
 // event of type typ in stream on to store it, such as

@@ -124,3 +124,35 @@ func BenchmarkPrepareAppendSealed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecode decodes the data of every event of the projections'
+// golden histories (every kind of event a run records): with Decode, and
+// with the old path alone (encoding/json and checkKeys), for comparison.
+func BenchmarkDecode(b *testing.B) {
+	var log []events.Event
+	for typ, datas := range goldenData(b) {
+		for _, d := range datas {
+			log = append(log, events.Event{Type: typ, SchemaVersion: 1, Data: d})
+		}
+	}
+	for _, bc := range []struct {
+		name   string
+		decode func(events.Event) (any, error)
+	}{
+		{"Decode", events.Decode},
+		{"old-path", func(ev events.Event) (any, error) { return events.DecodeOldPath(ev.Type, ev.Data) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, ev := range log {
+					if _, err := bc.decode(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(log)), "ns/event")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

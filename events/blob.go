@@ -212,7 +212,10 @@ func ResolveBlob(ctx context.Context, blobs BlobStore, ev *Event) error {
 	if err := ref.Check(data); err != nil {
 		return fail(err)
 	}
-	ev.Data, ev.Blob = data, &ref
+	// A copy, so that ref does not escape: events that are no reference
+	// allocate nothing here.
+	blob := ref
+	ev.Data, ev.Blob = data, &blob
 	return nil
 }
 

@@ -23,6 +23,8 @@ const (
 	// Model calls.
 	TypeModelRequest  Type = "model.request"  // ModelRequest
 	TypeModelResponse Type = "model.response" // ModelResponse
+	// Live model output, published and never recorded (LiveOnly).
+	TypeModelDelta Type = "model.delta" // ModelDelta
 
 	// Tool calls.
 	TypeToolRequested Type = "tool.requested" // ToolRequested
@@ -40,6 +42,10 @@ const (
 	// Deferred tool calls, resolved outside the run.
 	TypeDeferredRequested Type = "deferred.requested" // DeferredRequested
 	TypeDeferredResolved  Type = "deferred.resolved"  // DeferredResolved
+
+	// Input a tool call asks of a person (elicitation), and the answer.
+	TypeElicitationRequested Type = "elicitation.requested" // ElicitationRequested
+	TypeElicitationAnswered  Type = "elicitation.answered"  // ElicitationAnswered
 
 	// Toolset lifecycle.
 	TypeToolsetInitialized Type = "toolset.initialized" // ToolsetInitialized
@@ -69,10 +75,13 @@ type spec struct {
 	// sealable: goType's encoding decodes by construction (see "Sealed
 	// data" in sealed.go).
 	sealable bool
+	// liveOnly: the type is published live and never recorded.
+	liveOnly bool
 }
 
 // v1 is the spec of a type whose only schema version is 1, with data T.
 func v1[T any]() spec {
+	fast := planOf(reflect.TypeFor[T]())
 	return spec{
 		current:  1,
 		goType:   reflect.TypeFor[T](),
@@ -80,11 +89,21 @@ func v1[T any]() spec {
 		decode: map[int]func(json.RawMessage) (any, error){
 			1: func(data json.RawMessage) (any, error) {
 				var v T
-				err := decodeStrict(data, &v)
-				return v, err
+				if fast != nil && fastDecode(fast, data, reflect.ValueOf(&v).Elem()) {
+					return v, nil
+				}
+				var slow T // fastDecode may have left v half filled
+				err := decodeStrict(data, &slow)
+				return slow, err
 			},
 		},
 	}
+}
+
+// liveOnly marks s as the spec of a type that is never recorded.
+func liveOnly(s spec) spec {
+	s.liveOnly = true
+	return s
 }
 
 // catalogue maps every known type to its spec.
@@ -98,6 +117,7 @@ var catalogue = map[Type]spec{
 
 	TypeModelRequest:  v1[ModelRequest](),
 	TypeModelResponse: v1[ModelResponse](),
+	TypeModelDelta:    liveOnly(v1[ModelDelta]()),
 
 	TypeToolRequested: v1[ToolRequested](),
 	TypeToolStarted:   v1[ToolStarted](),
@@ -111,6 +131,9 @@ var catalogue = map[Type]spec{
 
 	TypeDeferredRequested: v1[DeferredRequested](),
 	TypeDeferredResolved:  v1[DeferredResolved](),
+
+	TypeElicitationRequested: v1[ElicitationRequested](),
+	TypeElicitationAnswered:  v1[ElicitationAnswered](),
 
 	TypeToolsetInitialized: v1[ToolsetInitialized](),
 	TypeToolsetRefreshed:   v1[ToolsetRefreshed](),

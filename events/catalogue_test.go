@@ -27,6 +27,8 @@ var samples = map[events.Type]any{
 	events.TypeModelRequest:  events.ModelRequest{Model: "m1", Messages: json.RawMessage(`[{"role":"user","text":"hi"}]`), Tools: []string{"search"}},
 	events.TypeModelResponse: events.ModelResponse{Model: "m1", Message: json.RawMessage(`{"role":"assistant"}`), FinishReason: "tool_calls", ToolCallIDs: []string{"call-1"}, Usage: &events.Usage{InputTokens: 10, Details: map[string]int64{"reasoning": 3}}},
 
+	events.TypeModelDelta: events.ModelDelta{Step: 2, Seq: 3, Text: "Sun", ToolCalls: []events.ToolCallDelta{{Index: 0, ID: "call-1", Name: "search", Arguments: `{"q":`}}},
+
 	events.TypeToolRequested: events.ToolRequested{Tool: "search", Toolset: "web", Arguments: json.RawMessage(`{"q":"paris"}`)},
 	events.TypeToolStarted:   events.ToolStarted{Tool: "search", Attempt: 1, Node: "node-a"},
 	events.TypeToolRetried:   events.ToolRetried{Tool: "search", Attempt: 1, Error: events.ErrorInfo{Kind: "timeout", Message: "no answer in 5s"}, Delay: 250 * time.Millisecond},
@@ -40,6 +42,9 @@ var samples = map[events.Type]any{
 
 	events.TypeDeferredRequested: events.DeferredRequested{Tool: "sign", Arguments: json.RawMessage(`{}`), Metadata: json.RawMessage(`{"ticket":7}`)},
 	events.TypeDeferredResolved:  events.DeferredResolved{Return: json.RawMessage(`"signed"`), IsError: false},
+
+	events.TypeElicitationRequested: events.ElicitationRequested{Tool: "book", Arguments: json.RawMessage(`{}`), Message: "Which date?", Schema: json.RawMessage(`{"type":"object"}`), Metadata: json.RawMessage(`{"request_state":"abc"}`)},
+	events.TypeElicitationAnswered:  events.ElicitationAnswered{Action: "accept", Content: json.RawMessage(`{"date":"2026-12-24"}`), By: "alice"},
 
 	events.TypeToolsetInitialized: events.ToolsetInitialized{Toolset: "web", Tools: []string{"search", "fetch"}},
 	events.TypeToolsetRefreshed:   events.ToolsetRefreshed{Toolset: "web", Tools: []string{"search"}, Removed: []string{"fetch"}},

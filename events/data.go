@@ -248,6 +248,10 @@ type ToolsetInitialized struct {
 	ToolCount        int    `json:"tool_count,omitempty"`
 	InstructionCount int    `json:"instruction_count,omitempty"`
 	Message          string `json:"message,omitempty"`
+	// Digest sums up what the toolset offered at this step, free of
+	// credentials (a live MCP toolset's hash of its listed tool names and
+	// schemas); optional.
+	Digest string `json:"digest,omitempty"`
 }
 
 // ToolsetRefreshed (toolset.refreshed) records a change of a toolset's
@@ -266,6 +270,10 @@ type ToolsetRefreshed struct {
 	ToolCount        int    `json:"tool_count,omitempty"`
 	InstructionCount int    `json:"instruction_count,omitempty"`
 	Message          string `json:"message,omitempty"`
+	// Digest sums up what the toolset offered at this step, free of
+	// credentials (a live MCP toolset's hash of its listed tool names and
+	// schemas); optional.
+	Digest string `json:"digest,omitempty"`
 }
 
 // ToolsetClosed (toolset.closed) records that a toolset was shut down.

@@ -78,6 +78,8 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 		switch {
 		case ev.Type == "":
 			return nil, bad(i, ErrInvalidEvent, "no type")
+		case ev.Type.LiveOnly():
+			return nil, bad(i, ErrInvalidEvent, "%s is live output, published and never recorded", ev.Type)
 		case len(ev.Data) > maxData:
 			return nil, bad(i, ErrPayloadTooLarge, "data is %d bytes, limit %d", len(ev.Data), maxData)
 		case !sealed && len(ev.Data) > 0 && !json.Valid(ev.Data):
@@ -106,6 +108,12 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			ev.Time = now
 		}
 		if !sealed {
+			// Hand-built data: what Decode reads, and unambiguously so
+			// (sealed data is encoded from a struct and has neither
+			// problem).
+			if err := refuseDuplicateKeys(ev.Data); len(ev.Data) > 0 && err != nil {
+				return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d (%s): %w", ErrInvalidEvent, i, ev.Type, err)}
+			}
 			if _, err := Decode(ev); err != nil {
 				var e *Error
 				if errors.As(err, &e) {

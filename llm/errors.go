@@ -72,11 +72,11 @@ type ModelError struct {
 func (e *ModelError) Error() string {
 	var b strings.Builder
 	b.WriteString("model ")
+	name := e.Model
 	if e.Provider != "" {
-		b.WriteString(e.Provider)
-		b.WriteByte(':')
+		name = e.Provider + ":" + e.Model
 	}
-	b.WriteString(strconv.Quote(e.Model))
+	b.WriteString(strconv.Quote(name))
 	if e.StatusCode != 0 {
 		fmt.Fprintf(&b, ": status %d", e.StatusCode)
 	}

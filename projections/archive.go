@@ -239,8 +239,8 @@ func (a *Archive) apply(ev Decoded) error {
 		run.Cancel = &c
 		end(RunCancelled, nil)
 	case events.ModelRequest:
-		var msgs []json.RawMessage
-		if len(d.Messages) > 0 {
+		msgs, ok := splitArray(d.Messages)
+		if !ok && len(d.Messages) > 0 {
 			if err := json.Unmarshal(d.Messages, &msgs); err != nil {
 				return &Error{Op: "apply", Projection: "archive", Position: ev.Position, Type: ev.Type, Err: fmt.Errorf("%w: messages: %v", events.ErrMalformed, err)}
 			}
@@ -262,7 +262,7 @@ func (a *Archive) apply(ev Decoded) error {
 			s.required[d.Toolset] = true
 		}
 	case events.ToolReturned:
-		if r := parseSuspend(d.Return); r != "" {
+		if r := ev.suspendReason(d.Return); r != "" {
 			s.suspend[ev.ToolCallID] = r
 		}
 	case events.ApprovalRequested:

@@ -147,7 +147,7 @@ func describe(ev Decoded) (tool, outcome string) {
 	case events.ToolRetried:
 		return d.Tool, "attempt " + strconv.Itoa(d.Attempt) + " " + joinNonEmpty(": ", d.Error.Kind, d.Error.Message)
 	case events.ToolReturned:
-		ri := parseReturn(d.Return)
+		ri := ev.returnInfo(d.Return)
 		if d.IsError || ri.IsError {
 			return d.Tool, ri.Kind + " error"
 		}

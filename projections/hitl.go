@@ -83,7 +83,7 @@ func (q *Queue) Apply(ev Decoded) error {
 	k := queueKey{ev.SessionID, ev.ToolCallID}
 	switch d := ev.Data.(type) {
 	case events.ToolReturned:
-		if r := parseSuspend(d.Return); r != "" {
+		if r := ev.suspendReason(d.Return); r != "" {
 			q.suspend[k] = r
 		}
 	case events.ApprovalRequested:
@@ -93,7 +93,10 @@ func (q *Queue) Apply(ev Decoded) error {
 		q.items[k] = PendingItem{Kind: PendingDeferred, SessionID: ev.SessionID, RunID: ev.RunID, ToolCallID: ev.ToolCallID,
 			Tool: d.Tool, Arguments: d.Arguments, Reason: q.suspend[k], Metadata: d.Metadata, RequestedAt: ev.Time, Position: ev.Position}
 		delete(q.suspend, k)
-	case events.ApprovalDecided, events.DeferredResolved:
+	case events.ElicitationRequested:
+		q.items[k] = PendingItem{Kind: PendingElicitation, SessionID: ev.SessionID, RunID: ev.RunID, ToolCallID: ev.ToolCallID,
+			Tool: d.Tool, Arguments: d.Arguments, Message: d.Message, Schema: d.Schema, Metadata: d.Metadata, RequestedAt: ev.Time, Position: ev.Position}
+	case events.ApprovalDecided, events.DeferredResolved, events.ElicitationAnswered:
 		delete(q.items, k)
 		delete(q.suspend, k)
 	case events.RunCompleted, events.RunFailed, events.RunCancelled:

@@ -11,8 +11,9 @@ type PendingKind string
 
 // The pending kinds.
 const (
-	PendingApproval PendingKind = "approval"
-	PendingDeferred PendingKind = "deferred"
+	PendingApproval    PendingKind = "approval"
+	PendingDeferred    PendingKind = "deferred"
+	PendingElicitation PendingKind = "elicitation"
 )
 
 // PendingItem is a tool call that waits for a human decision
@@ -29,6 +30,10 @@ type PendingItem struct {
 	// control reason), since deferred.requested carries none.
 	Reason   string          `json:"reason,omitempty"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// Message and Schema are an elicitation's (elicitation.requested):
+	// what the person is asked and the JSON Schema the answer must fit.
+	Message string          `json:"message,omitempty"`
+	Schema  json.RawMessage `json:"requested_schema,omitempty"`
 	// RequestedAt is the time of the *.requested event; Position its
 	// position in the log.
 	RequestedAt time.Time `json:"requested_at"`
@@ -48,6 +53,9 @@ type returnInfo struct {
 // parseReturn reads the kind, error flag and control reason of a
 // canonical return; a return it cannot read gives the zero info.
 func parseReturn(raw json.RawMessage) returnInfo {
+	if ri, ok := fastReturn(raw); ok {
+		return ri
+	}
 	var ri returnInfo
 	_ = json.Unmarshal(raw, &ri)
 	return ri
@@ -61,13 +69,5 @@ func (ri returnInfo) suspendReason() string {
 	return ri.Control.Reason
 }
 
-// parseSuspend returns the control reason of a suspending return
-// (approval_required, call_deferred), "" for any other return. It reads
-// the return only when it mentions a suspension, so ordinary returns cost
-// a byte search.
-func parseSuspend(raw json.RawMessage) string {
-	if !bytes.Contains(raw, []byte(`"control"`)) {
-		return ""
-	}
-	return parseReturn(raw).suspendReason()
-}
+// mentionsControl reports whether a return may suspend.
+func mentionsControl(raw json.RawMessage) bool { return bytes.Contains(raw, []byte(`"control"`)) }

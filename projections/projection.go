@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"encoding/json"
 	"io"
 
 	"github.com/weft-run/weft/events"
@@ -37,6 +38,47 @@ type Decoded struct {
 	// Data is the catalogue's data struct for Type (a value, not a
 	// pointer: events.RunStarted for run.started, …).
 	Data any
+	// ret is what the views read of a tool.returned's return, parsed at
+	// the first ask and shared by every projection the Runner applies the
+	// event to; nil in a Decoded not built by Decode.
+	ret *sharedReturn
+}
+
+// sharedReturn is the return a Decoded's projections read, parsed once.
+type sharedReturn struct {
+	once   bool
+	info   returnInfo
+	source json.RawMessage // the Return it was parsed from
+}
+
+// returnInfo returns what the views read of raw, ev's return: parsed
+// once per event when Decode built ev.
+func (ev Decoded) returnInfo(raw json.RawMessage) returnInfo {
+	r := ev.ret
+	if r == nil || !sameBytes(r.source, raw) {
+		return parseReturn(raw)
+	}
+	if !r.once {
+		r.info, r.once = parseReturn(raw), true
+	}
+	return r.info
+}
+
+// suspendReason returns the control reason of raw, ev's return, when it
+// suspends (approval_required, call_deferred), "" for any other return. It
+// reads the return only when it mentions a suspension, so ordinary returns
+// cost a byte search.
+func (ev Decoded) suspendReason(raw json.RawMessage) string {
+	if !mentionsControl(raw) {
+		return ""
+	}
+	return ev.returnInfo(raw).suspendReason()
+}
+
+// sameBytes reports whether a and b are the same slice (not only equal
+// bytes).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Decode decodes ev's data for Apply. Errors are an *Error with Op
@@ -48,7 +90,11 @@ func Decode(ev events.Event) (Decoded, error) {
 	if err != nil {
 		return Decoded{}, &Error{Op: "decode", Position: ev.Position, Type: ev.Type, Err: err}
 	}
-	return Decoded{Event: ev, Data: data}, nil
+	d := Decoded{Event: ev, Data: data}
+	if r, ok := data.(events.ToolReturned); ok {
+		d.ret = &sharedReturn{source: r.Return}
+	}
+	return d, nil
 }
 
 // checkpoint is the position bookkeeping every projection embeds.

@@ -64,7 +64,8 @@ type Decision struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Result is a completed deferred call's value, or a failed one's
 	// details (JSON): the failed return's content is then
-	// {"error": message, "details": Result}.
+	// {"error": message, "details": Result}. For an answer it is the
+	// answer: {"action": "accept"|"decline"|"cancel", "content": {…}}.
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
@@ -74,6 +75,9 @@ const (
 	ActionDeny     = "deny"
 	ActionComplete = "complete"
 	ActionFail     = "fail"
+	// ActionAnswer answers an elicitation (a call that asked a person for
+	// input); Result is the answer.
+	ActionAnswer = "answer"
 )
 
 // InboxPrefix is the prefix every reply subject of a command must have:

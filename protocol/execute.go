@@ -20,7 +20,7 @@ func ExecuteCall(ctx context.Context, reg *toolsets.Registry, req ToolRequest, m
 	ret := reg.Call(ctx, toolsets.Invocation{
 		CallID: req.CallID, Name: req.Name, Arguments: req.Arguments,
 		RunID: req.RunID, SessionID: req.SessionID, ConversationID: req.SessionID, Metadata: meta,
-		Approval: req.Approval, ModelRetries: req.ModelRetries,
+		Approval: req.Approval, Elicitation: req.Elicitation, ModelRetries: req.ModelRetries,
 		Emitter: toolsets.EmitterFunc(func(p toolsets.Progress) {
 			report(ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
 		}),

@@ -24,6 +24,9 @@ type ToolRequest struct {
 	ArgumentsBlob *events.BlobRef `json:"arguments_blob,omitempty"`
 	// Approval is set for an approved call.
 	Approval *toolsets.Approval `json:"approval,omitempty"`
+	// Elicitation is set for a call run again after a person answered the
+	// input it asked for (toolsets.ToolContext's Elicitation).
+	Elicitation *toolsets.Elicitation `json:"elicitation,omitempty"`
 	// Metadata is the run's metadata (a JSON object), sent to remote tool
 	// workers only: a node's local calls read it from the run.
 	Metadata map[string]any `json:"metadata,omitempty"`

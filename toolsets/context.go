@@ -110,6 +110,9 @@ type ToolContext struct {
 	// Deferred is the external result when the call is resumed after
 	// [KindCallDeferred], else nil.
 	Deferred *DeferredResult
+	// Elicitation is a person's answer when the call is resumed after
+	// [KindElicitationRequired], else nil.
+	Elicitation *Elicitation
 
 	metadata map[string]any
 	done     <-chan struct{}

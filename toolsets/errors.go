@@ -127,6 +127,10 @@ func ApprovalRequired(reason string, metadata map[string]any) error {
 
 func (e *ApprovalRequiredError) Error() string { return "approval required: " + e.Reason }
 
+// ErrInvalidElicitAnswer is matched by the error of an answer to an
+// elicitation that does not fit it (CheckElicitAnswer).
+var ErrInvalidElicitAnswer = errors.New("toolsets: the answer does not fit the elicitation")
+
 // CallDeferredError suspends the call until an external result is
 // supplied. Metadata describes the request for whoever completes it.
 type CallDeferredError struct {
@@ -228,6 +232,7 @@ func KindOf(err error) Kind {
 		ue *UserError
 		ar *ApprovalRequiredError
 		cd *CallDeferredError
+		el *ElicitationRequiredError
 		ce *CancelledError
 		te *TimeoutError
 	)
@@ -244,6 +249,8 @@ func KindOf(err error) Kind {
 		return KindApprovalRequired
 	case errors.As(err, &cd):
 		return KindCallDeferred
+	case errors.As(err, &el):
+		return KindElicitationRequired
 	case errors.As(err, &ce):
 		return KindCancelled
 	case errors.As(err, &te):

@@ -40,6 +40,10 @@ const (
 	// KindCallDeferred: the result will be supplied externally
 	// ([CallDeferredError]); the run suspends.
 	KindCallDeferred Kind = "call_deferred"
+	// KindElicitationRequired: the tool asks a person for input
+	// ([ElicitationRequiredError]); the run suspends, and the tool runs
+	// again with the answer.
+	KindElicitationRequired Kind = "elicitation_required"
 	// KindCancelled: the call was cancelled cooperatively ([CancelledError],
 	// or an error the tool returned after the caller's context was
 	// cancelled). Never retried: a new run is needed to run the call again.
@@ -73,18 +77,19 @@ type Flags struct {
 }
 
 var kindFlags = map[Kind]Flags{
-	KindSuccess:          {Success: true},
-	KindNotFound:         {IsError: true, ModelRetryable: true, HowToFix: true},
-	KindNotExposed:       {IsError: true, ModelRetryable: true, HowToFix: true},
-	KindInvalidArguments: {IsError: true, ModelRetryable: true, HowToFix: true},
-	KindModelRetry:       {IsError: true, ModelRetryable: true, HowToFix: true},
-	KindFeedback:         {},
-	KindUserError:        {IsError: true},
-	KindExecution:        {IsError: true, InternallyRetryable: true},
-	KindApprovalRequired: {Suspends: true},
-	KindCallDeferred:     {Suspends: true},
-	KindCancelled:        {IsError: true},
-	KindTimeout:          {IsError: true},
+	KindSuccess:             {Success: true},
+	KindNotFound:            {IsError: true, ModelRetryable: true, HowToFix: true},
+	KindNotExposed:          {IsError: true, ModelRetryable: true, HowToFix: true},
+	KindInvalidArguments:    {IsError: true, ModelRetryable: true, HowToFix: true},
+	KindModelRetry:          {IsError: true, ModelRetryable: true, HowToFix: true},
+	KindFeedback:            {},
+	KindUserError:           {IsError: true},
+	KindExecution:           {IsError: true, InternallyRetryable: true},
+	KindApprovalRequired:    {Suspends: true},
+	KindCallDeferred:        {Suspends: true},
+	KindElicitationRequired: {Suspends: true},
+	KindCancelled:           {IsError: true},
+	KindTimeout:             {IsError: true},
 }
 
 // Kinds returns every valid kind, in a fixed order.
@@ -92,7 +97,7 @@ func Kinds() []Kind {
 	return []Kind{
 		KindSuccess, KindNotFound, KindNotExposed, KindInvalidArguments,
 		KindModelRetry, KindFeedback, KindUserError, KindExecution,
-		KindApprovalRequired, KindCallDeferred, KindCancelled, KindTimeout,
+		KindApprovalRequired, KindCallDeferred, KindElicitationRequired, KindCancelled, KindTimeout,
 	}
 }
 

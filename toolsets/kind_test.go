@@ -27,6 +27,7 @@ func TestKindFlags(t *testing.T) {
 		{toolsets.KindExecution, F{IsError: true, InternallyRetryable: true}},
 		{toolsets.KindApprovalRequired, F{Suspends: true}},
 		{toolsets.KindCallDeferred, F{Suspends: true}},
+		{toolsets.KindElicitationRequired, F{Suspends: true}},
 		{toolsets.KindCancelled, F{IsError: true}},
 		{toolsets.KindTimeout, F{IsError: true}},
 	}

@@ -145,6 +145,28 @@ type LifecycleReport struct {
 	// Message says what happened: the error of a failed or unavailable
 	// step, or a note ("exit skipped by policy").
 	Message string `json:"message,omitempty"`
+	// Digest is what a Digester toolset offered the run at this step
+	// (initialized and refreshed reports); empty for other toolsets.
+	Digest string `json:"digest,omitempty"`
+}
+
+// Digester is the optional role of a toolset that can sum up what it
+// offers a run as a digest free of credentials: a live MCP toolset's hash
+// of the tool names and schemas its server listed, say. Its lifecycle
+// reports carry it, so that a change between two steps is recorded even
+// when the tool names stay the same.
+type Digester interface {
+	Digest(runID string) string
+}
+
+// offered is the report of a successful step: with the digest of a
+// Digester toolset.
+func (l *Lifecycle) offered(state LifecycleState, p Preparation, tc *ToolsetContext) LifecycleReport {
+	r := l.report(state, p, "")
+	if d, ok := l.ts.(Digester); ok {
+		r.Digest = d.Digest(tc.RunID)
+	}
+	return r
 }
 
 // Lifecycle drives one toolset through runs under its [LifecyclePolicy]:
@@ -288,7 +310,7 @@ func (l *Lifecycle) Prepare(ctx context.Context, tc *ToolsetContext) (Preparatio
 	l.mu.Lock()
 	rs.prepared = true
 	l.mu.Unlock()
-	return p, l.report(StateInitialized, p, ""), nil
+	return p, l.offered(StateInitialized, p, tc), nil
 }
 
 // Refresh re-prepares the toolset for tc's run ([ResolveRefresh]: its
@@ -309,7 +331,7 @@ func (l *Lifecycle) Refresh(ctx context.Context, tc *ToolsetContext) (Preparatio
 	l.mu.Lock()
 	rs.prepared = true
 	l.mu.Unlock()
-	return p, l.report(StateRefreshed, p, ""), nil
+	return p, l.offered(StateRefreshed, p, tc), nil
 }
 
 // Exit ends tc's run for the toolset: it calls Exit (under the

@@ -149,7 +149,7 @@ func (p *ProxyToolset) doCall(ctx context.Context, tc *ToolContext, a proxyCallA
 	inv := Invocation{
 		CallID: tc.CallID, Name: a.Name, Arguments: args, Caller: CallerModel,
 		RunID: tc.RunID, SessionID: tc.SessionID, ConversationID: tc.ConversationID,
-		Metadata: tc.metadata, Deferred: tc.Deferred, Emitter: tc.emitter,
+		Metadata: tc.metadata, Deferred: tc.Deferred, Elicitation: tc.Elicitation, Emitter: tc.emitter,
 		// The runtime counts model retries by the name the model called:
 		// the proxy's call tool.
 		ModelRetries: tc.ModelRetries,
@@ -177,6 +177,8 @@ func (p *ProxyToolset) doCall(ctx context.Context, tc *ToolContext, a proxyCallA
 		return nil, ApprovalRequired(ret.Control.Reason, ret.Control.Metadata)
 	case KindCallDeferred:
 		return nil, CallDeferred(ret.Control.Reason, ret.Control.Metadata)
+	case KindElicitationRequired:
+		return nil, &ElicitationRequiredError{Message: ret.Control.Reason, Metadata: ret.Control.Metadata}
 	case KindCancelled:
 		return nil, &CancelledError{Reason: ret.Control.Message}
 	}

@@ -155,11 +155,12 @@ func (r *Registry) Register(tools ...Tool) error {
 }
 
 // AddToolset prepares ts once, for no particular run (a zero
-// [ToolsetContext]), and registers its tools and instructions. Tool names
+// [ToolsetContext]), with the toolsets its preparation hands back
+// ([Resolve]), and registers their tools and instructions. Tool names
 // must be unique across the registry; on error nothing is added.
 func (r *Registry) AddToolset(ctx context.Context, ts Toolset) error {
 	info := ts.Info()
-	prep, err := ts.Prepare(ctx, &ToolsetContext{})
+	prep, err := Resolve(ctx, ts, &ToolsetContext{})
 	if err != nil {
 		return fmt.Errorf("prepare toolset %q: %w", info.Name, err)
 	}
@@ -271,6 +272,9 @@ type Invocation struct {
 	Approval *Approval
 	// Deferred is set when resuming a deferred call with its result.
 	Deferred *DeferredResult
+	// Elicitation is set when resuming a call after a person answered the
+	// input it asked for.
+	Elicitation *Elicitation
 	// Emitter receives the tool's progress events; nil drops them.
 	Emitter Emitter
 	// ModelRetries is how many times the model has been asked to retry
@@ -358,7 +362,7 @@ func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args 
 		RunID: inv.RunID, SessionID: inv.SessionID, ConversationID: inv.ConversationID,
 		CallID: inv.CallID, ToolName: inv.Name, Caller: inv.Caller,
 		Attempt: attempt, MaxAttempts: e.maxRetries + 1, ModelRetries: inv.ModelRetries,
-		Approval: inv.Approval, Deferred: inv.Deferred,
+		Approval: inv.Approval, Deferred: inv.Deferred, Elicitation: inv.Elicitation,
 		metadata: inv.Metadata, done: actx.Done(), emitter: inv.Emitter,
 	}
 	defer func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -507,4 +508,45 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Errorf("kind %s: %s", ret.Kind, ret.Content)
 		}
 	}
+}
+
+// AddToolset registers the tools of the toolsets a preparation hands
+// back, as a run's preparation does (Resolve).
+func TestAddToolsetResolvesNestedToolsets(t *testing.T) {
+	fn := func(name string) toolsets.Tool {
+		tl, err := toolsets.NewFunc(name, func(context.Context, struct{}) (string, error) { return name, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl
+	}
+	inner, err := toolsets.New("inner", []toolsets.Tool{fn("nested_tool")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer, err := toolsets.NewDynamic("outer", toolsets.DynamicFuncs{Tools: func(context.Context, *toolsets.ToolsetContext) ([]toolsets.Tool, error) {
+		return []toolsets.Tool{fn("own_tool")}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := toolsets.NewRegistry()
+	if err := r.AddToolset(t.Context(), handsBack{Toolset: outer, nested: inner}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Names(); !slices.Contains(got, "nested_tool") || !slices.Contains(got, "own_tool") {
+		t.Errorf("registered %v, want own_tool and nested_tool", got)
+	}
+}
+
+// handsBack is a toolset whose preparation hands back another toolset.
+type handsBack struct {
+	toolsets.Toolset
+	nested toolsets.Toolset
+}
+
+func (h handsBack) Prepare(ctx context.Context, tc *toolsets.ToolsetContext) (toolsets.Preparation, error) {
+	p, err := h.Toolset.Prepare(ctx, tc)
+	p.Toolsets = append(p.Toolsets, h.nested)
+	return p, err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 )
 
 // Return is the canonical outcome of one tool call, whatever happened: a
@@ -112,6 +113,16 @@ func (ret Return) fromError(out outcome) Return {
 	case KindCallDeferred:
 		cd := asType[*CallDeferredError](err)
 		c = &Control{Message: "call deferred: " + cd.Reason, Reason: cd.Reason, Metadata: cd.Metadata}
+	case KindElicitationRequired:
+		el := asType[*ElicitationRequiredError](err)
+		meta := maps.Clone(el.Metadata)
+		if len(el.Schema) > 0 {
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta[MetaElicitationSchema] = el.Schema
+		}
+		c = &Control{Message: "input required: " + el.Message, Reason: el.Message, Metadata: meta}
 	case KindCancelled:
 		c = &Control{Message: fmt.Sprintf("tool %q: %v. The call did not finish and is not retried: a new run is needed to run it again.", ret.ToolName, err)}
 	case KindTimeout:

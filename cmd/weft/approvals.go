@@ -12,9 +12,11 @@ import (
 // runApprovals prints the HITL queue.
 func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("approvals", "[--nats URL | --data DIR] [--json]", `
-Lists every pending approval and deferred call across all sessions (the HITL
-queue), oldest first, with its age, tool, arguments and reason. Decide them
-with weft approve, deny, complete or fail.`, stderr)
+Lists every pending approval, deferred call and elicitation (a tool's
+question to a person) across all sessions (the HITL queue), oldest first, with
+its age, tool, arguments and reason (an elicitation's question, and the schema
+its answer must fit). Decide them with weft approve, deny, complete, fail or
+answer.`, stderr)
 	src := addSourceFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	if err := parseNoArgs(fs, src, args); err != nil {
@@ -39,7 +41,11 @@ with weft approve, deny, complete or fail.`, stderr)
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tRUN\tTOOL\tAGE\tARGUMENTS\tREASON")
 		for _, it := range items {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ToolCallID, it.Kind, it.SessionID, it.RunID, it.Tool, it.Age, compact(it.Arguments), dash(it.Reason))
+			reason := it.Reason
+			if it.Kind == projections.PendingElicitation {
+				reason = it.Message + " (answer fitting " + compact(it.Schema) + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ToolCallID, it.Kind, it.SessionID, it.RunID, it.Tool, it.Age, compact(it.Arguments), dash(reason))
 		}
 		return tw.Flush()
 	})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/actors"
@@ -24,6 +25,7 @@ const (
 	actionDeny     = actors.ActionDeny
 	actionComplete = actors.ActionComplete
 	actionFail     = actors.ActionFail
+	actionAnswer   = actors.ActionAnswer
 )
 
 // Errors of the decision commands, matched with errors.Is.
@@ -44,10 +46,12 @@ type decideOptions struct {
 	by      string
 	reason  string
 	args    json.RawMessage // approve: reviewed arguments
-	result  json.RawMessage // complete: the deferred call's result
-	json    bool
-	wait    bool
-	src     *sourceFlags
+	result  json.RawMessage // complete: the deferred call's result; answer: the answer
+	// answer: decline or cancel instead of content.
+	decline, cancel bool
+	json            bool
+	wait            bool
+	src             *sourceFlags
 }
 
 // decideReport is what a decision command prints with --json.
@@ -77,6 +81,7 @@ func parseDecideFlags(action string, args []string, stderr io.Writer) (decideOpt
 		actionDeny:     "ID... --reason R [--session S] [--by NAME] [--nats URL] [--json]",
 		actionComplete: "ID... --result JSON [--session S] [--by NAME] [--nats URL] [--json]",
 		actionFail:     "ID... --reason R [--details JSON] [--session S] [--by NAME] [--nats URL] [--json]",
+		actionAnswer:   "ID --content JSON | --decline | --cancel [--session S] [--by NAME] [--nats URL] [--json]",
 	}[action]
 	fs := newFlagSet(action, synopsis, fmt.Sprintf(`
 Decides pending items (ids from weft approvals) on a running node: sends a
@@ -100,6 +105,10 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 		fs.StringVar(&rawResult, "details", "", "structured details of the failure, `JSON` (optional; the model sees them with the reason)")
 	case actionComplete:
 		fs.StringVar(&rawResult, "result", "", "the deferred call's result, `JSON` (required)")
+	case actionAnswer:
+		fs.StringVar(&rawResult, "content", "", "the answer, a JSON `object` fitting the requested schema (weft approvals shows it)")
+		fs.BoolVar(&o.decline, "decline", false, "decline to answer")
+		fs.BoolVar(&o.cancel, "cancel", false, "dismiss the question without choosing")
 	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -116,6 +125,10 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 		return o, usageError(fs, "needs --reason")
 	case action == actionComplete && !set["result"]:
 		return o, usageError(fs, "needs --result JSON")
+	case action == actionAnswer && b2i(set["content"])+b2i(o.decline)+b2i(o.cancel) != 1:
+		return o, usageError(fs, "needs exactly one of --content JSON, --decline and --cancel")
+	case action == actionAnswer && len(pos) != 1:
+		return o, usageError(fs, "answers one ID at a time")
 	case set["session"] && o.session == "":
 		return o, usageError(fs, "--session needs a session id")
 	}
@@ -138,7 +151,23 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 		}
 		o.args = json.RawMessage(rawArgs)
 	}
-	if set["result"] || set["details"] {
+	if action == actionAnswer {
+		answer := map[string]any{"action": "accept"}
+		switch {
+		case o.decline:
+			answer["action"] = "decline"
+		case o.cancel:
+			answer["action"] = "cancel"
+		default:
+			var v any
+			err := json.Unmarshal([]byte(rawResult), &v)
+			if _, isObject := v.(map[string]any); err != nil || !isObject {
+				return o, usageError(fs, "--content must be a JSON object: %s", jsonProblem(rawResult, err))
+			}
+			answer["content"] = json.RawMessage(rawResult)
+		}
+		o.result, _ = json.Marshal(answer)
+	} else if set["result"] || set["details"] {
 		if !json.Valid([]byte(rawResult)) {
 			var v any
 			flag := "--result"
@@ -153,6 +182,13 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 		return o, err
 	}
 	return o, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // jsonProblem says what is wrong with s as JSON.
@@ -323,22 +359,23 @@ func sendResume(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors
 // is held by a node that died before it expired) or
 // unavailable (its log or lease bucket is briefly unreachable) — refusals
 // that guarantee nothing was recorded — waiting 100 ms, doubling up to
-// 1 s, until ctx ends. A timeout is not retried: the decision may have been
-// recorded.
+// 1 s, until ctx ends; it then returns the last refusal. A timeout is not
+// retried: the decision may have been recorded.
 func sendResumeRetrying(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors.ResumeCommand) (actors.CommandReply, error) {
-	wait := 100 * time.Millisecond
-	for {
-		reply, err := sendResume(ctx, nc, sessionID, cmd)
-		if err == nil || !(errors.Is(err, actors.ErrSessionOwned) || errors.Is(err, actors.ErrUnavailable)) {
-			return reply, err
+	var reply actors.CommandReply
+	var last error
+	send := func() (struct{}, error) {
+		reply, last = sendResume(ctx, nc, sessionID, cmd)
+		if errors.Is(last, actors.ErrSessionOwned) || errors.Is(last, actors.ErrUnavailable) {
+			return struct{}{}, last
 		}
-		select {
-		case <-ctx.Done():
-			return reply, err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Second)
+		return struct{}{}, backoff.Permanent(last) // nil when accepted
 	}
+	// The last answer is the outcome; the loop's own error when ctx ends
+	// (the context's) would hide the refusal that kept it waiting.
+	_, _ = backoff.Retry(ctx, send, backoff.WithMaxElapsedTime(0), backoff.WithBackOff(&backoff.ExponentialBackOff{
+		InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: time.Second}))
+	return reply, last
 }
 
 // awaitSettled waits for the event that settles run on ch.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -69,5 +71,41 @@ func TestSendResumeRetrying(t *testing.T) {
 				t.Errorf("the node answered %d requests, want %d", got, tc.answers)
 			}
 		})
+	}
+}
+
+// TestSendResumeRetryingUntilContextEnds: when ctx ends while the node
+// still refuses with session_owned, the last refusal is returned, not the
+// context's error.
+func TestSendResumeRetryingUntilContextEnds(t *testing.T) {
+	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	subject, err := bus.Default.Command("s1", actors.VerbResume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		n.Add(1)
+		b, _ := json.Marshal(actors.CommandReply{Error: &actors.CommandError{Verb: "resume", SessionID: "s1", Code: "session_owned", Message: "test"}})
+		_ = m.Respond(b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	ctx, cancel := context.WithTimeout(t.Context(), 250*time.Millisecond)
+	defer cancel()
+	_, err = sendResumeRetrying(ctx, nc, "s1", actors.ResumeCommand{RunID: "r1"})
+	if !errors.Is(err, actors.ErrSessionOwned) || n.Load() < 2 {
+		t.Errorf("sendResumeRetrying error = %v after %d requests; want the session_owned refusal after at least 2", err, n.Load())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -335,6 +336,19 @@ func (p *eventPrinter) describe(ev events.Event) string {
 		return "agent=" + d.Agent
 	case events.ModelRequest:
 		return fmt.Sprintf("model=%s tools=%v", d.Model, d.Tools)
+	case events.ModelDelta:
+		out := fmt.Sprintf("step=%d seq=%d", d.Step, d.Seq)
+		if d.Text != "" {
+			out += " text=" + strconv.Quote(d.Text)
+		}
+		for _, c := range d.ToolCalls {
+			out += fmt.Sprintf(" call[%d]", c.Index)
+			if c.Name != "" {
+				out += "=" + c.Name
+			}
+			out += " args+=" + strconv.Quote(c.Arguments)
+		}
+		return out
 	case events.ModelResponse:
 		if len(d.ToolCallIDs) > 0 {
 			return fmt.Sprintf("model=%s calls=%v", d.Model, d.ToolCallIDs)

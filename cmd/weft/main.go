@@ -60,6 +60,7 @@ type command struct {
 // commands is the subcommand table.
 var commands = map[string]command{
 	"demo":         {"run an agent on the embedded runtime: parallel tools, an approval, the resume", runDemo},
+	"chat":         {"run a one-off agent with a real model (openai:, anthropic:, openai-compatible:) and the demo's tools", runChat},
 	"tools":        {"run the seed's tool examples through the registry and print their canonical returns", runTools},
 	"serve":        {"run a node until interrupted (--demo: leave the demo run waiting for approval)", runServe},
 	"sessions":     {"list the sessions in the log", runSessions},
@@ -69,10 +70,12 @@ var commands = map[string]command{
 	"replay":       {"rebuild every projection from the start of the log", runReplay},
 	"replay-check": {"re-run a recorded session against its recorded responses and compare the events", runReplayCheck},
 	"tail":         {"print live events matching a subject filter", runTail},
+	"mcp":          {"serve the demo's tools over MCP (mcp serve: stdio, or --http)", runMCP},
 	"approve":      {"approve pending calls on a running node", decideCommand(actionApprove)},
 	"deny":         {"deny pending calls on a running node", decideCommand(actionDeny)},
 	"complete":     {"complete deferred calls with a result on a running node", decideCommand(actionComplete)},
 	"fail":         {"fail deferred calls on a running node", decideCommand(actionFail)},
+	"answer":       {"answer a pending elicitation (a tool's question) on a running node", decideCommand(actionAnswer)},
 }
 
 // errUsage marks a command-line mistake (exit status 2).

@@ -20,7 +20,7 @@ var errBadFilter = errors.New("bad subject filter")
 
 // runTail prints live events matching a subject filter.
 func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("tail", "FILTER [--nats URL] [--count N] [--json]", `
+	fs := newFlagSet("tail", "FILTER [--nats URL] [--count N] [--json] [--deltas]", `
 Prints the events published from now on whose subject matches FILTER, a NATS
 subject filter over the event subjects weft.evt.<category>.<id>.<type>:
 
@@ -31,10 +31,13 @@ subject filter over the event subjects weft.evt.<category>.<id>.<type>:
 '*' matches one token, '>' the rest. These are the live copies of the events:
 their private surfaces (a tool return's private_metadata, captured errors)
 are redacted, and the line says so; weft show and weft audit read the whole
-events from the log. Stops after --count events, or when interrupted.`, stderr)
+events from the log. With --deltas it also prints the live output of streaming
+models in the streams FILTER names (weft.delta.<category>.<id>: model.delta
+lines, never stored). Stops after --count messages, or when interrupted.`, stderr)
 	src := addSourceFlags(fs, false)
 	asJSON := fs.Bool("json", false, "print each event's JSON envelope on one line")
 	count := fs.Int("count", 0, "stop after `N` events (0: never)")
+	withDeltas := fs.Bool("deltas", false, "also print the live model output (model.delta) of the streams FILTER names")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -59,16 +62,22 @@ events from the log. Stops after --count events, or when interrupted.`, stderr)
 		return err
 	}
 	defer nc.Close()
-	ch := make(chan *nats.Msg, 1024)
-	sub, err := nc.ChanSubscribe(filter, ch)
-	if err != nil {
-		return fmt.Errorf("subscribe to %s: %w", filter, err)
+	filters := []string{filter}
+	if *withDeltas {
+		filters = append(filters, deltaFilter(bus.Default, filter))
 	}
-	defer func() { _ = sub.Unsubscribe() }()
+	ch := make(chan *nats.Msg, 1024)
+	for _, f := range filters {
+		sub, err := nc.ChanSubscribe(f, ch)
+		if err != nil {
+			return fmt.Errorf("subscribe to %s: %w", f, err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
 	if err := nc.FlushTimeout(src.timeout); err != nil {
 		return fmt.Errorf("subscribe to %s: %w", filter, err)
 	}
-	fmt.Fprintf(stderr, "tailing %s on %s\n", filter, src.natsURL)
+	fmt.Fprintf(stderr, "tailing %s on %s\n", strings.Join(filters, " and "), src.natsURL)
 	p := &eventPrinter{}
 	for n := 0; *count == 0 || n < *count; n++ {
 		var m *nats.Msg
@@ -93,6 +102,27 @@ events from the log. Stops after --count events, or when interrupted.`, stderr)
 		fmt.Fprintf(stdout, "%s  %s v%d  %-20s %s%s\n", ev.Time.Format(time.RFC3339Nano), ev.Stream, ev.Version, ev.Type, p.describe(ev), redacted)
 	}
 	return nil
+}
+
+// deltaFilter returns the filter of the live model output of the streams
+// that event filter (checked by checkEventFilter) names: the same
+// <category>.<id> tokens under <root>.delta, whatever the type tokens.
+func deltaFilter(subj bus.Subjects, filter string) string {
+	root := strings.Split(subj.Root(), ".")
+	toks := strings.Split(filter, ".")
+	rest := toks[len(root):] // the evt token, <category>, <id>, <type tokens>
+	if rest[0] == ">" {
+		return subj.AllDeltas()
+	}
+	out := strings.Split(subj.AllDeltas(), ".")
+	out = out[:len(out)-1] // <root>.delta
+	for _, t := range rest[1:] {
+		out = append(out, t)
+		if t == ">" || len(out) == len(root)+3 {
+			break
+		}
+	}
+	return strings.Join(out, ".")
 }
 
 // checkEventFilter checks that filter is a valid NATS subject filter and

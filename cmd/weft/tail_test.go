@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
@@ -97,4 +98,24 @@ func tailReturned(t *testing.T, ctx context.Context, url string, sess *weft.Sess
 		t.Fatal(tailErr)
 	}
 	return line
+}
+
+// --deltas follows the live model output of the streams the event filter
+// names, whatever its type tokens.
+func TestTailDeltaFilter(t *testing.T) {
+	for _, tc := range []struct{ filter, want string }{
+		{"weft.evt.>", "weft.delta.>"},
+		{"weft.>", "weft.delta.>"},
+		{"weft.evt.session.>", "weft.delta.session.>"},
+		{"weft.evt.session.s1.>", "weft.delta.session.s1"},
+		{"weft.evt.session.*.tool.returned", "weft.delta.session.*"},
+		{"weft.*.session.s1.model.response", "weft.delta.session.s1"},
+	} {
+		if err := checkEventFilter(bus.Default, tc.filter); err != nil {
+			t.Fatalf("%s: %v", tc.filter, err)
+		}
+		if got := deltaFilter(bus.Default, tc.filter); got != tc.want {
+			t.Errorf("deltaFilter(%q) = %q, want %q", tc.filter, got, tc.want)
+		}
+	}
 }

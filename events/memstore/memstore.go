@@ -240,8 +240,9 @@ func (s *Store) copyStream(stream string, from uint64) ([]events.Event, error) {
 func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		next := after
+		var buf []events.Event // the chunk's copies, reused: yield gets each by value
 		for {
-			evs, _, err := s.readChunk(ctx, "read all", next)
+			evs, _, err := s.readChunk(ctx, "read all", next, buf)
 			if err != nil {
 				yield(events.Event{}, err)
 				return
@@ -254,7 +255,7 @@ func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Even
 					return
 				}
 			}
-			next = evs[len(evs)-1].Position
+			next, buf = evs[len(evs)-1].Position, evs
 		}
 	}
 }
@@ -265,8 +266,9 @@ func (s *Store) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Even
 func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
 	return func(yield func(events.Event, error) bool) {
 		next := after
+		var buf []events.Event // as in ReadAll
 		for {
-			evs, changed, err := s.readChunk(ctx, "subscribe", next)
+			evs, changed, err := s.readChunk(ctx, "subscribe", next, buf)
 			if err != nil {
 				yield(events.Event{}, err)
 				return
@@ -277,7 +279,7 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 				}
 			}
 			if len(evs) > 0 {
-				next = evs[len(evs)-1].Position
+				next, buf = evs[len(evs)-1].Position, evs
 				continue
 			}
 			select {
@@ -296,11 +298,11 @@ func (s *Store) Subscribe(ctx context.Context, after uint64) iter.Seq2[events.Ev
 // readChunk copies up to chunk events with Position > after, their blob
 // references resolved. With none to return it also returns the channel the
 // next append will close.
-func (s *Store) readChunk(ctx context.Context, op string, after uint64) ([]events.Event, <-chan struct{}, error) {
+func (s *Store) readChunk(ctx context.Context, op string, after uint64, buf []events.Event) ([]events.Event, <-chan struct{}, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	out, changed, err := s.copyChunk(op, after)
+	out, changed, err := s.copyChunk(op, after, buf)
 	if err != nil || len(out) == 0 {
 		return nil, changed, err
 	}
@@ -310,7 +312,8 @@ func (s *Store) readChunk(ctx context.Context, op string, after uint64) ([]event
 	return out, nil, nil
 }
 
-func (s *Store) copyChunk(op string, after uint64) ([]events.Event, <-chan struct{}, error) {
+// copyChunk copies the events of readChunk into buf when it has room.
+func (s *Store) copyChunk(op string, after uint64, buf []events.Event) ([]events.Event, <-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -320,7 +323,10 @@ func (s *Store) copyChunk(op string, after uint64) ([]events.Event, <-chan struc
 		return nil, s.changed, nil
 	}
 	last := min(after+chunk, s.all.len())
-	out := make([]events.Event, 0, last-after)
+	out := buf[:0]
+	if uint64(cap(out)) < last-after {
+		out = make([]events.Event, 0, last-after)
+	}
 	for pos := after + 1; pos <= last; pos++ {
 		out = append(out, clone(*s.all.at(pos)))
 	}

@@ -544,7 +544,8 @@ func testEmptyAppend(f *fixture) {
 
 // testInvalidEvent: an event without a type, and one that readers could
 // not decode (a type outside the catalogue, an unknown schema version, data
-// of another shape), is refused with ErrInvalidEvent, matching the decoding
+// of another shape), and one of a type that is never recorded (live model
+// output), is refused with ErrInvalidEvent, matching the decoding
 // sentinel too, and writes nothing: a store never takes in poison.
 func testInvalidEvent(f *fixture) {
 	withData := func(typ events.Type, data string) events.Event {
@@ -565,6 +566,9 @@ func testInvalidEvent(f *fixture) {
 		{"field of the wrong type", withData(events.TypeToolReturned, `{"tool":7}`), events.ErrMalformed},
 		{"unknown field", withData(events.TypeToolReturned, `{"tool":"t","retrun":{}}`), events.ErrMalformed},
 		{"data not an object", withData(events.TypeToolReturned, `"not json"`), events.ErrMalformed},
+		{"a member named twice", withData(events.TypeToolReturned, `{"tool":"a","tool":"b"}`), events.ErrMalformed},
+		{"a nested member named twice", withData(events.TypeToolReturned, `{"tool":"a","error":{"kind":"x","kind":"y"}}`), events.ErrMalformed},
+		{"live output, never recorded", events.MustNew(events.TypeModelDelta, events.ModelDelta{Step: 1, Seq: 1, Text: "Hel"}), nil},
 	}
 	for i, tc := range cases {
 		f.t.Run(tc.name, func(t *testing.T) {
