@@ -71,7 +71,6 @@ func parseSessionFilter(r *http.Request) (sessionFilter, error) {
 	return f, nil
 }
 
-
 // keep reports whether row passes f.
 func (f sessionFilter) keep(row sessionRow) bool {
 	switch {
