@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -69,6 +70,37 @@ func deployModel() llm.Model {
 	})
 }
 
+// streamer streams the answers of a model: each text in pieces of 3
+// bytes, each tool call's arguments in two fragments, then the whole
+// response.
+type streamer struct{ llm.Model }
+
+func (s streamer) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.StreamEvent, error] {
+	return func(yield func(llm.StreamEvent, error) bool) {
+		resp, err := s.Request(ctx, req)
+		if err != nil {
+			yield(llm.StreamEvent{}, err)
+			return
+		}
+		for text := resp.Text; text != ""; {
+			n := min(3, len(text))
+			if !yield(llm.StreamEvent{TextDelta: text[:n]}, nil) {
+				return
+			}
+			text = text[n:]
+		}
+		for i, c := range resp.ToolCalls {
+			args := string(c.Arguments)
+			half := len(args) / 2
+			if !yield(llm.StreamEvent{ToolCalls: []llm.ToolCallDelta{{Index: i, ID: c.ID, Name: c.Name, ArgumentsDelta: args[:half]}}}, nil) ||
+				!yield(llm.StreamEvent{ToolCalls: []llm.ToolCallDelta{{Index: i, ArgumentsDelta: args[half:]}}}, nil) {
+				return
+			}
+		}
+		yield(llm.StreamEvent{Response: resp}, nil)
+	}
+}
+
 type envArgs struct {
 	Env string `json:"env"`
 }
@@ -86,6 +118,7 @@ type fixtureOptions struct {
 	noTokens bool
 	noAgents bool
 	noGate   bool
+	stream   bool
 	cors     []string
 }
 
@@ -103,6 +136,9 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	cfg := httpapi.Config{}
 	if !o.noAgents {
 		acfg := weft.AgentConfig{Model: deployModel(), Tools: []toolsets.Tool{deploy}}
+		if o.stream {
+			acfg.Model = streamer{acfg.Model}
+		}
 		if !o.noGate {
 			acfg.ApprovalRequiredTools = []string{"deploy"}
 		}

@@ -121,3 +121,58 @@ func TestAllEventsFilter(t *testing.T) {
 		t.Fatalf("unknown type: %d %s", code, body)
 	}
 }
+
+// With deltas=true a session stream also carries the live output of a
+// streaming model, as event: model.delta without an id, before the
+// model.response that records it; without it, none.
+func TestSessionEventsDeltas(t *testing.T) {
+	f := newFixture(t, fixtureOptions{stream: true})
+	const session = "delta-session"
+	with := f.stream(t, "/v1/sessions/"+session+"/events?deltas=true", viewerToken)
+	without := f.stream(t, "/v1/sessions/"+session+"/events", viewerToken)
+	if code, b := f.do(t, "POST", "/v1/sessions/"+session+"/runs", operatorToken, map[string]any{"prompt": "deploy"}); code != http.StatusAccepted {
+		t.Fatalf("start: %d %s", code, b)
+	}
+	var args strings.Builder
+	sawResponse := false
+	for {
+		ev := with.next(t)
+		if ev.Event == "model.delta" {
+			if ev.ID != 0 {
+				t.Fatalf("a delta with id %d", ev.ID)
+			}
+			if sawResponse {
+				t.Fatal("a delta after the model.response")
+			}
+			var d struct {
+				Data events.ModelDelta `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(ev.Data), &d); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range d.Data.ToolCalls {
+				args.WriteString(c.Arguments)
+			}
+			continue
+		}
+		env := decode[envelope](t, []byte(ev.Data))
+		if env.Type == string(events.TypeModelResponse) {
+			sawResponse = true
+		}
+		if env.Type == string(events.TypeRunWaiting) {
+			break
+		}
+	}
+	if args.String() != `{"env":"prod"}` {
+		t.Fatalf("the deltas' arguments: %q", args.String())
+	}
+	for {
+		ev := without.next(t)
+		if ev.Event != "" {
+			t.Fatalf("event %q on a stream without deltas", ev.Event)
+		}
+		if decode[envelope](t, []byte(ev.Data)).Type == string(events.TypeRunWaiting) {
+			break
+		}
+	}
+}
