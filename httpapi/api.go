@@ -51,6 +51,7 @@ type API struct {
 	keepAlive time.Duration
 	mux       *http.ServeMux
 	views     *views
+	fanout    *fanout
 	// done is closed by Close: the event streams end.
 	done      chan struct{}
 	closeOnce sync.Once
@@ -69,7 +70,7 @@ func New(rt *weft.Runtime, cfg Config) (*API, error) {
 		return nil, ErrNoRuntime
 	}
 	a := &API{rt: rt, agents: map[string]*weft.Agent{}, tokens: cfg.Tokens, cors: slices.Clone(cfg.CORSOrigins),
-		log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(), views: newViews(rt.Store()), done: make(chan struct{})}
+		log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(), views: newViews(rt.Store()), fanout: newFanout(rt.Conn()), done: make(chan struct{})}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -44,7 +45,7 @@ const (
 	hashedToken   = "hashed-token-0123456789"
 )
 
-func testTokens(t *testing.T) *httpapi.Tokens {
+func testTokens(t testing.TB) *httpapi.Tokens {
 	t.Helper()
 	list := "# test tokens\nvera viewer " + viewerToken + "\noscar operator " + operatorToken + "\n" +
 		"ana approver " + approverToken + "\nhank operator,approver " + httpapi.HashToken(hashedToken) + "\n"
@@ -120,16 +121,28 @@ type fixtureOptions struct {
 	noGate   bool
 	stream   bool
 	cors     []string
+	// progress makes deploy emit that many progress events first.
+	progress int
+	// progressEvery paces the progress events.
+	progressEvery time.Duration
 }
 
-func newFixture(t *testing.T, o fixtureOptions) *fixture {
+func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	rt, err := weft.Start(t.Context(), weft.Config{Store: memstore.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt.Close() })
-	deploy, err := toolsets.NewFunc("deploy", func(_ context.Context, a envArgs) (string, error) { return "deployed to " + a.Env, nil })
+	deploy, err := toolsets.NewContextFunc("deploy", func(_ context.Context, tc *toolsets.ToolContext, a envArgs) (string, error) {
+		for i := range o.progress {
+			time.Sleep(o.progressEvery)
+			if err := tc.Emit("step", i); err != nil {
+				return "", err
+			}
+		}
+		return "deployed to " + a.Env, nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +180,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 
 // do sends a request with token (none when empty) and body (JSON when not
 // a string) and returns the status and the body.
-func (f *fixture) do(t *testing.T, method, path, token string, body any, hdr ...string) (int, []byte) {
+func (f *fixture) do(t testing.TB, method, path, token string, body any, hdr ...string) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -204,7 +217,7 @@ func (f *fixture) do(t *testing.T, method, path, token string, body any, hdr ...
 }
 
 // decode decodes b into a T, failing the test.
-func decode[T any](t *testing.T, b []byte) T {
+func decode[T any](t testing.TB, b []byte) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -227,7 +240,7 @@ type runView struct {
 }
 
 // start starts a run of prompt as the operator and returns its ids.
-func (f *fixture) start(t *testing.T, prompt string, hdr ...string) runRef {
+func (f *fixture) start(t testing.TB, prompt string, hdr ...string) runRef {
 	t.Helper()
 	code, b := f.do(t, "POST", "/v1/runs", operatorToken, map[string]any{"prompt": prompt}, hdr...)
 	if code != http.StatusAccepted {
@@ -237,7 +250,7 @@ func (f *fixture) start(t *testing.T, prompt string, hdr ...string) runRef {
 }
 
 // wait waits for the run to settle and returns it.
-func (f *fixture) wait(t *testing.T, ref runRef) runView {
+func (f *fixture) wait(t testing.TB, ref runRef) runView {
 	t.Helper()
 	code, b := f.do(t, "GET", "/v1/sessions/"+ref.SessionID+"/runs/"+ref.RunID+"?wait=30s", viewerToken, nil)
 	if code != http.StatusOK {
@@ -259,7 +272,7 @@ type sseStream struct {
 	rd   *bufio.Reader
 }
 
-func (f *fixture) stream(t *testing.T, path, token string, hdr ...string) *sseStream {
+func (f *fixture) stream(t testing.TB, path, token string, hdr ...string) *sseStream {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), "GET", f.srv.URL+path, nil)
 	if err != nil {
@@ -286,7 +299,7 @@ func (f *fixture) stream(t *testing.T, path, token string, hdr ...string) *sseSt
 func (s *sseStream) close() { _ = s.resp.Body.Close() }
 
 // next returns the next event (comments skipped).
-func (s *sseStream) next(t *testing.T) sseEvent {
+func (s *sseStream) next(t testing.TB) sseEvent {
 	t.Helper()
 	var ev sseEvent
 	for {

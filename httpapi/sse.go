@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/weft-run/weft/events"
 )
 
@@ -92,6 +90,14 @@ func resumePosition(r *http.Request) (pos uint64, ok bool, err error) {
 	return pos, true, nil
 }
 
+// liveBuffer is how many live messages a stream holds for its client;
+// past it, it reads what it missed from the log.
+const liveBuffer = 1024
+
+// resyncEvery is how often a stream that missed live copies reads them
+// from the log when no later copy has shown the gap.
+const resyncEvery = 200 * time.Millisecond
+
 // gapWait bounds how long a session stream waits for the log to hold the
 // events before a live copy it received; past it the stream ends, and the
 // client's reconnect reads them from the log.
@@ -140,18 +146,14 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			filters = append(filters, deltaSubject)
 		}
 	}
-	msgs := make(chan *nats.Msg, 4096)
-	for _, f := range filters {
-		sub, err := a.rt.Conn().ChanSubscribe(f, msgs)
+	live := newLiveClient(liveBuffer)
+	for _, subject := range filters {
+		leave, err := a.fanout.join(subject, live, subject == evFilter)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, "unavailable", fmt.Sprintf("subscribe: %v", err))
+			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 			return
 		}
-		defer func() { _ = sub.Unsubscribe() }()
-	}
-	if err := a.rt.Conn().Flush(); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", fmt.Sprintf("subscribe: %v", err))
-		return
+		defer leave()
 	}
 	ctx := r.Context()
 	f := &sessionFeed{a: a, stream: stream, lastPos: after}
@@ -165,6 +167,8 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(a.keepAlive)
 	defer tick.Stop()
+	resync := time.NewTicker(resyncEvery)
+	defer resync.Stop()
 	blobs, _ := a.rt.Store().(events.BlobStore)
 	for {
 		select {
@@ -176,18 +180,27 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			if err := sw.comment("keep-alive"); err != nil {
 				return
 			}
-		case m := <-msgs:
-			if m.Subject == deltaSubject {
-				if err := sw.event(0, string(events.TypeModelDelta), m.Data); err != nil {
+		case <-resync.C:
+			// A live copy this stream missed (its buffer was full) shows
+			// as a gap when the next one comes; the last ones of a burst
+			// are read here.
+			if live.missed.Swap(false) {
+				if err := f.fromLog(ctx, sw, f.lastVer+1); err != nil {
+					a.streamEnded(r, err)
+					return
+				}
+			}
+		case m := <-live.ch:
+			if m.subject == deltaSubject {
+				if err := sw.event(0, string(events.TypeModelDelta), m.data); err != nil {
 					return
 				}
 				continue
 			}
-			ev, err := events.ParseEvent(m.Data)
-			if err != nil {
+			if m.err != nil {
 				continue // not an event: nothing of the log
 			}
-			if err := f.live(ctx, sw, ev, blobs); err != nil {
+			if err := f.live(ctx, sw, m.ev, m.data, blobs); err != nil {
 				a.streamEnded(r, err)
 				return
 			}
@@ -229,11 +242,12 @@ func (f *sessionFeed) fromLog(ctx context.Context, sw *sseWriter, from uint64) e
 	return nil
 }
 
-// live sends a live copy: dropped when sent already, sent as it is when it
+// live sends a live copy (ev, whose envelope is data): dropped when sent
+// already, sent as it is (its blob resolved) when it
 // is the next version and carries its position, otherwise read (with the
 // events before it) from the log, waiting up to gapWait for the log to
 // hold it.
-func (f *sessionFeed) live(ctx context.Context, sw *sseWriter, ev events.Event, blobs events.BlobStore) error {
+func (f *sessionFeed) live(ctx context.Context, sw *sseWriter, ev events.Event, data []byte, blobs events.BlobStore) error {
 	if ev.Version <= f.lastVer {
 		return nil
 	}
@@ -242,14 +256,17 @@ func (f *sessionFeed) live(ctx context.Context, sw *sseWriter, ev events.Event, 
 			f.lastVer = ev.Version
 			return nil
 		}
-		if err := events.ResolveBlob(ctx, blobs, &ev); err != nil {
-			return err
+		if ev.Blob != nil {
+			// Its data is a reference: send the data it refers to.
+			if err := events.ResolveBlob(ctx, blobs, &ev); err != nil {
+				return err
+			}
+			var err error
+			if data, err = json.Marshal(ev); err != nil {
+				return err
+			}
 		}
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		if err := sw.event(ev.Position, "", b); err != nil {
+		if err := sw.event(ev.Position, "", data); err != nil {
 			return err
 		}
 		f.lastVer, f.lastPos = ev.Version, ev.Position
