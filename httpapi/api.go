@@ -52,6 +52,8 @@ type API struct {
 	mux       *http.ServeMux
 	views     *views
 	fanout    *fanout
+	// liveBuffer is each event stream's buffer of live messages.
+	liveBuffer int
 	// done is closed by Close: the event streams end.
 	done      chan struct{}
 	closeOnce sync.Once
@@ -70,7 +72,7 @@ func New(rt *weft.Runtime, cfg Config) (*API, error) {
 		return nil, ErrNoRuntime
 	}
 	a := &API{rt: rt, agents: map[string]*weft.Agent{}, tokens: cfg.Tokens, cors: slices.Clone(cfg.CORSOrigins),
-		log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(), views: newViews(rt.Store()), fanout: newFanout(rt.Conn()), done: make(chan struct{})}
+		log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(), views: newViews(rt.Store()), fanout: newFanout(rt.Conn()), liveBuffer: liveBuffer, done: make(chan struct{})}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

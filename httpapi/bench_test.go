@@ -34,6 +34,7 @@ func BenchmarkSSEFanOut(b *testing.B) {
 	// Paced at 100 events/s (10,000 deliveries/s), below what the burst
 	// delivers: the latency of a stream that keeps up.
 	b.Run("paced-10ms", func(b *testing.B) { benchFanOut(b, 10*time.Millisecond) })
+	b.Run("paced-50ms", func(b *testing.B) { benchFanOut(b, 50*time.Millisecond) })
 }
 
 func benchFanOut(b *testing.B, every time.Duration) {

@@ -26,6 +26,8 @@ type fanout struct {
 	conn *nats.Conn
 	mu   sync.Mutex
 	hubs map[string]*hub
+	// drops counts the messages a client's full buffer missed.
+	drops atomic.Int64
 }
 
 // hub is the subscription of one subject and its clients.
@@ -68,6 +70,7 @@ func (f *fanout) join(subject string, ch *liveClient, parse bool) (leave func(),
 				case c.ch <- lm:
 				default: // the client reads it from the log
 					c.missed.Store(true)
+					f.drops.Add(1)
 				}
 			}
 		})

@@ -146,7 +146,7 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			filters = append(filters, deltaSubject)
 		}
 	}
-	live := newLiveClient(liveBuffer)
+	live := newLiveClient(a.liveBuffer)
 	for _, subject := range filters {
 		leave, err := a.fanout.join(subject, live, subject == evFilter)
 		if err != nil {
