@@ -121,3 +121,24 @@ func TestServeHTTPFlags(t *testing.T) {
 		t.Fatalf("--http 0.0.0.0:0 without tokens: %v", err)
 	}
 }
+
+// The API's tokens come from --http-tokens, else $WEFT_HTTP_TOKENS; a bad
+// list names its source and line.
+func TestLoadHTTPTokens(t *testing.T) {
+	t.Setenv("WEFT_HTTP_TOKENS", "ops operator env-token-0123456789; vic viewer env-token-9876543210")
+	tok, source, err := loadHTTPTokens("")
+	if err != nil || tok.Len() != 2 || source != "$WEFT_HTTP_TOKENS" {
+		t.Fatalf("from the environment: %d tokens from %q, %v", tok.Len(), source, err)
+	}
+	file := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(file, []byte("alice approver file-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tok, source, err = loadHTTPTokens(file); err != nil || tok.Len() != 1 || source != file {
+		t.Fatalf("from the file: %d tokens from %q, %v", tok.Len(), source, err)
+	}
+	t.Setenv("WEFT_HTTP_TOKENS", "ops operator")
+	if _, _, err := loadHTTPTokens(""); err == nil || !strings.Contains(err.Error(), "$WEFT_HTTP_TOKENS:1") {
+		t.Fatalf("a bad list: %v, want its source and line", err)
+	}
+}
