@@ -142,7 +142,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.mux.ServeHTTP(sw, r)
-	a.log.Info("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "principal", principalOf(r.Context()).Name,
+	a.log.Info("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "principal", sw.principal,
 		"remote", r.RemoteAddr, "ms", time.Since(start).Milliseconds())
 }
 
@@ -150,7 +150,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // event streams.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status    int
+	principal string
 }
 
 func (w *statusWriter) WriteHeader(code int) {

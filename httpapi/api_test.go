@@ -86,6 +86,9 @@ func TestAuthorisation(t *testing.T) {
 			t.Fatalf("a log line holds a token:\n%s", f.logs.String())
 		}
 	}
+	if !strings.Contains(f.logs.String(), "principal=vera") {
+		t.Errorf("no log line names the viewer's principal:\n%.2000s", f.logs.String())
+	}
 }
 
 func contains(s []string, v string) bool {

@@ -241,6 +241,9 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 				return
 			}
 		}
+		if sw, ok := w.(*statusWriter); ok {
+			sw.principal = p.Name // for the request's log line
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }

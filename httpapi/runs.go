@@ -100,9 +100,12 @@ func (a *API) startRun(w http.ResponseWriter, r *http.Request) {
 	if key != "" {
 		opts = append(opts, weft.WithRunID(keyedID(p.Name, key, sessionID)))
 	}
-	runID, err := agent.Session(sessionID).Start(r.Context(), req.Prompt, opts...)
+	sess := agent.Session(sessionID)
+	runID, err := sess.Start(r.Context(), req.Prompt, opts...)
 	if err != nil {
-		if key != "" && errors.Is(err, protocol.ErrBadCommand) && strings.Contains(err.Error(), "exists") {
+		if key != "" && errors.Is(err, protocol.ErrBadCommand) && a.hasRun(r.Context(), sess, keyedID(p.Name, key, sessionID)) {
+			// The session refuses a start with the id of a run it has
+			// when the agent or prompt differ.
 			writeError(w, http.StatusConflict, "idempotency_conflict", fmt.Sprintf("the %s was used for a start with another agent or prompt", IdempotencyKeyHeader))
 			return
 		}
@@ -111,6 +114,16 @@ func (a *API) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sessionID+"/runs/"+runID)
 	writeJSON(w, http.StatusAccepted, runRef{SessionID: sessionID, RunID: runID})
+}
+
+// hasRun reports whether session s has run runID.
+func (a *API) hasRun(ctx context.Context, s *weft.Session, runID string) bool {
+	st, err := s.Status(ctx)
+	if err != nil {
+		return false
+	}
+	_, ok := st.Run(runID)
+	return ok
 }
 
 // agentFor returns the agent named name, or the only agent when name is
