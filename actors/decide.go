@@ -149,7 +149,7 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		case ActionAnswer:
 			a, _ := answerOf(p, d)
-			evs = append(evs, newRecord(events.TypeElicitationAnswered, session, r.ID, p.ID, events.ElicitationAnswered{Action: a.Action, Content: a.Content, By: d.By}))
+			evs = append(evs, newRecord(events.TypeElicitationAnswered, session, r.ID, p.ID, events.ElicitationAnswered{Action: a.Action, Content: a.Content, By: d.By, Authenticated: d.Authenticated}))
 		case ActionFail:
 			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
 			if len(d.Result) > 0 {

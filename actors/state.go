@@ -434,7 +434,7 @@ func (s *SessionState) apply(rec record) error {
 			return fmt.Errorf("answer to unknown call %q", ev.ToolCallID)
 		}
 		answer, _ := json.Marshal(elicitAnswer{Action: d.Action, Content: d.Content})
-		c.Decision = &Decision{ID: c.ID, Action: ActionAnswer, By: d.By, Result: answer}
+		c.Decision = &Decision{ID: c.ID, Action: ActionAnswer, By: d.By, Authenticated: d.Authenticated, Result: answer}
 		r.decided(c.Decision)
 	case events.TypeRunResumed:
 		r.Status = StatusRunning

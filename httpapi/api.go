@@ -130,6 +130,7 @@ func (a *API) routes() []route {
 		{"POST", "/v1/sessions/{session}/pending/{call}/deny", RoleApprover, a.decideOne(weft.ActionDeny)},
 		{"POST", "/v1/sessions/{session}/pending/{call}/complete", RoleApprover, a.decideOne(weft.ActionComplete)},
 		{"POST", "/v1/sessions/{session}/pending/{call}/fail", RoleApprover, a.decideOne(weft.ActionFail)},
+		{"POST", "/v1/sessions/{session}/pending/{call}/answer", RoleApprover, a.decideOne(weft.ActionAnswer)},
 	}
 }
 

@@ -38,6 +38,7 @@ func TestAuthorisation(t *testing.T) {
 		{"POST", "/v1/sessions/s1/pending/c1/deny", "approver"},
 		{"POST", "/v1/sessions/s1/pending/c1/complete", "approver"},
 		{"POST", "/v1/sessions/s1/pending/c1/fail", "approver"},
+		{"POST", "/v1/sessions/s1/pending/c1/answer", "approver"},
 	}
 	const badToken = "not-a-token-but-a-secret-4242"
 	callers := []struct {
@@ -385,5 +386,59 @@ func TestCORS(t *testing.T) {
 	on := newFixture(t, fixtureOptions{cors: []string{"https://ui.example"}})
 	if code, h := preflight(on); code != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "https://ui.example" {
 		t.Fatalf("CORS on: %d %v", code, h)
+	}
+}
+
+// An elicitation is answered over the API: an answer that does not fit
+// the requested schema is refused (422), a fitting one runs the tool again
+// with it, and elicitation.answered records the principal, authenticated.
+func TestAnswerElicitation(t *testing.T) {
+	f := newFixture(t, fixtureOptions{noGate: true, elicit: true})
+	ref := f.start(t, "deploy")
+	run := f.wait(t, ref)
+	if run.Status != "waiting" || len(run.Pending) != 1 {
+		t.Fatalf("run %+v, want waiting for one elicitation", run)
+	}
+	code, b := f.do(t, "GET", "/v1/pending?kind=elicitation", viewerToken, nil)
+	if code != http.StatusOK || !strings.Contains(string(b), `"kind":"elicitation"`) {
+		t.Fatalf("pending elicitations: %d %s", code, b)
+	}
+	path := "/v1/sessions/" + ref.SessionID + "/pending/" + run.Pending[0].ID + "/answer"
+	for _, tc := range []struct {
+		name string
+		body any
+		want int
+	}{
+		{"no answer", map[string]any{}, http.StatusBadRequest},
+		{"decline with content", map[string]any{"answer": "decline", "content": map[string]string{"env": "x"}}, http.StatusBadRequest},
+		{"content off the schema", map[string]any{"answer": "accept", "content": map[string]int{"env": 3}}, http.StatusUnprocessableEntity},
+	} {
+		if code, b := f.do(t, "POST", path, approverToken, tc.body); code != tc.want {
+			t.Fatalf("%s: %d %s, want %d", tc.name, code, b, tc.want)
+		}
+	}
+	if code, b := f.do(t, "POST", path, approverToken, map[string]any{"answer": "accept", "content": map[string]string{"env": "qa"}}); code != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", code, b)
+	}
+	if run := f.wait(t, ref); run.Status != "completed" {
+		t.Fatalf("run after the answer: %+v", run)
+	}
+	evs, _ := f.rt.Store().ReadStream(t.Context(), events.SessionStream(ref.SessionID), 0)
+	var answered []events.ElicitationAnswered
+	returned := ""
+	for _, ev := range evs {
+		switch ev.Type {
+		case events.TypeElicitationAnswered:
+			answered = append(answered, decode[events.ElicitationAnswered](t, ev.Data))
+		case events.TypeToolReturned:
+			returned = string(ev.Data)
+		}
+	}
+	want := []events.ElicitationAnswered{{Action: "accept", Content: json.RawMessage(`{"env":"qa"}`), By: "ana", Authenticated: true}}
+	if diff := cmp.Diff(want, answered); diff != "" {
+		t.Errorf("elicitation.answered (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(returned, "deployed to qa") {
+		t.Errorf("the tool did not run with the answer: %s", returned)
 	}
 }

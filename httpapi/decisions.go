@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/toolsets"
 )
 
 // decisionRequest is one decision of POST .../decisions; the single-item
@@ -24,6 +25,10 @@ type decisionRequest struct {
 	// one's structured details.
 	Result  json.RawMessage `json:"result"`
 	Details json.RawMessage `json:"details"`
+	// Answer is an elicitation's answer: accept (with Content fitting the
+	// requested schema), decline or cancel.
+	Answer  string          `json:"answer"`
+	Content json.RawMessage `json:"content"`
 }
 
 // decisionsRequest is the body of POST .../decisions.
@@ -38,6 +43,8 @@ type itemRequest struct {
 	Arguments json.RawMessage `json:"arguments"`
 	Result    json.RawMessage `json:"result"`
 	Details   json.RawMessage `json:"details"`
+	Answer    string          `json:"answer"`
+	Content   json.RawMessage `json:"content"`
 }
 
 // decision builds the runtime's decision of d for principal p, or says
@@ -67,14 +74,27 @@ func (d decisionRequest) decision(p Principal) (weft.Decision, error) {
 	case weft.ActionFail:
 		out = weft.Fail(d.ID, by, d.Reason)
 		out.Result = d.Details
+	case weft.ActionAnswer:
+		if d.Answer != toolsets.ElicitAccept && d.Answer != toolsets.ElicitDecline && d.Answer != toolsets.ElicitCancel {
+			return weft.Decision{}, fmt.Errorf("decision %q: answer %q: want accept, decline or cancel", d.ID, d.Answer)
+		}
+		if (d.Answer == toolsets.ElicitAccept) != (len(d.Content) > 0) {
+			return weft.Decision{}, fmt.Errorf("decision %q: content goes with accept, and only with it", d.ID)
+		}
+		var content any
+		if len(d.Content) > 0 {
+			content = d.Content
+		}
+		out = weft.Answer(d.ID, by, d.Answer, content)
 	default:
-		return weft.Decision{}, fmt.Errorf("decision %q: action %q: want approve, deny, complete or fail", d.ID, d.Action)
+		return weft.Decision{}, fmt.Errorf("decision %q: action %q: want approve, deny, complete, fail or answer", d.ID, d.Action)
 	}
 	if (d.Action == weft.ActionDeny || d.Action == weft.ActionFail) && d.Reason == "" {
 		return weft.Decision{}, fmt.Errorf("decision %q: %s needs a reason", d.ID, d.Action)
 	}
-	if len(d.Arguments) > 0 && d.Action != weft.ActionApprove || len(d.Result) > 0 && d.Action != weft.ActionComplete || len(d.Details) > 0 && d.Action != weft.ActionFail {
-		return weft.Decision{}, fmt.Errorf("decision %q: arguments go with approve, result with complete, details with fail", d.ID)
+	if len(d.Arguments) > 0 && d.Action != weft.ActionApprove || len(d.Result) > 0 && d.Action != weft.ActionComplete || len(d.Details) > 0 && d.Action != weft.ActionFail ||
+		(d.Answer != "" || len(d.Content) > 0) && d.Action != weft.ActionAnswer {
+		return weft.Decision{}, fmt.Errorf("decision %q: arguments go with approve, result with complete, details with fail, answer and content with answer", d.ID)
 	}
 	out.Authenticated = p.Authenticated
 	return out, nil
@@ -99,7 +119,7 @@ func (a *API) decideOne(action weft.Action) http.HandlerFunc {
 			return
 		}
 		a.resume(w, r, []decisionRequest{{ID: r.PathValue("call"), Action: action, By: req.By, Reason: req.Reason,
-			Arguments: req.Arguments, Result: req.Result, Details: req.Details}})
+			Arguments: req.Arguments, Result: req.Result, Details: req.Details, Answer: req.Answer, Content: req.Content}})
 	}
 }
 

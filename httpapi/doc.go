@@ -6,7 +6,8 @@
 // retried start return the run the first one started), shows sessions
 // (the archive view of package projections), lists them with filters,
 // cancels runs, lists the HITL queue and decides its items (approve with
-// reviewed arguments, deny, complete, fail), and streams events as
+// reviewed arguments, deny, complete, fail, answer an elicitation), and
+// streams events as
 // Server-Sent Events: a session's, from its log then live, with id: each
 // event's log position so that a client reconnecting with Last-Event-ID
 // gets exactly the events it missed, plus the live model output as
@@ -21,7 +22,4 @@
 // on loopback only (Listen refuses other addresses) and every caller is
 // LocalPrincipal. TLS and mutual TLS are optional (TLSConfig); CORS is off
 // unless Config.CORSOrigins names origins.
-//
-// Answering an elicitation is not part of the API yet: the runtime has no
-// elicitations.
 package httpapi

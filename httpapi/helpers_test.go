@@ -125,6 +125,8 @@ type fixtureOptions struct {
 	progress int
 	// progressEvery paces the progress events.
 	progressEvery time.Duration
+	// elicit makes deploy ask a person which environment to deploy to.
+	elicit bool
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
@@ -135,6 +137,17 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	}
 	t.Cleanup(func() { _ = rt.Close() })
 	deploy, err := toolsets.NewContextFunc("deploy", func(_ context.Context, tc *toolsets.ToolContext, a envArgs) (string, error) {
+		if o.elicit {
+			if tc.Elicitation == nil {
+				return "", toolsets.ElicitationRequired("Which environment?", json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"]}`), nil)
+			}
+			if tc.Elicitation.Action != toolsets.ElicitAccept {
+				return "not deployed: " + tc.Elicitation.Action, nil
+			}
+			if err := json.Unmarshal(tc.Elicitation.Content, &a); err != nil {
+				return "", err
+			}
+		}
 		for i := range o.progress {
 			time.Sleep(o.progressEvery)
 			if err := tc.Emit("step", i); err != nil {

@@ -209,7 +209,7 @@ func (a *API) getRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := runView{SessionID: s.ID(), RunID: run.ID, Agent: run.Agent, Status: run.Status, Output: run.Output, Usage: run.Usage, Version: st.Version}
-	v.Pending = append(append(v.Pending, run.Pending.Approvals...), run.Pending.Deferred...)
+	v.Pending = append(append(append(v.Pending, run.Pending.Approvals...), run.Pending.Deferred...), run.Pending.Elicitations...)
 	if run.Err != nil {
 		v.Error = &events.ErrorInfo{Kind: run.Err.Kind, Message: run.Err.Message}
 	}

@@ -145,8 +145,8 @@ func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
 // listPending lists the HITL queue, filtered by session and kind.
 func (a *API) listPending(w http.ResponseWriter, r *http.Request) {
 	session, kind := r.URL.Query().Get("session"), projections.PendingKind(r.URL.Query().Get("kind"))
-	if kind != "" && kind != projections.PendingApproval && kind != projections.PendingDeferred {
-		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("kind %q: want approval or deferred", kind))
+	if kind != "" && kind != projections.PendingApproval && kind != projections.PendingDeferred && kind != projections.PendingElicitation {
+		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("kind %q: want approval, deferred or elicitation", kind))
 		return
 	}
 	items := []projections.QueueItem{}

@@ -65,7 +65,8 @@ func startHTTP(o *httpFlags, rt *weft.Runtime, agents []*weft.Agent, stderr io.W
 	if err != nil {
 		return nil, err
 	}
-	cfg := httpapi.Config{Agents: agents, Tokens: tokens, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	logs := slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	cfg := httpapi.Config{Agents: agents, Tokens: tokens, Logger: slog.New(logs)}
 	if o.corsOrigins != "" {
 		for _, origin := range strings.Split(o.corsOrigins, ",") {
 			cfg.CORSOrigins = append(cfg.CORSOrigins, strings.TrimSpace(origin))
@@ -90,7 +91,7 @@ func startHTTP(o *httpFlags, rt *weft.Runtime, agents []*weft.Agent, stderr io.W
 		fmt.Fprintf(stderr, "weft serve: the HTTP API authenticates %d token(s) from %s\n", tokens.Len(), source)
 	}
 	s := &httpServer{url: scheme + "://" + ln.Addr().String(), done: make(chan error, 1),
-		srv: &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}}
+		srv: &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logs, slog.LevelWarn)}}
 	s.srv.RegisterOnShutdown(api.Close)
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
