@@ -30,6 +30,10 @@ type Decision struct {
 	Action Action `json:"action"`
 	// By says who decided.
 	By string `json:"by,omitempty"`
+	// Authenticated says that By is a principal the caller authenticated
+	// (the HTTP API sets it for a bearer token's principal); recorded in
+	// approval.decided and deferred.resolved. Without it By is free text.
+	Authenticated bool `json:"authenticated,omitempty"`
 	// Reason explains a denial or a failure.
 	Reason string `json:"reason,omitempty"`
 	// Arguments are the reviewed arguments of an approval (optional, a
@@ -54,7 +58,7 @@ func (d Decision) check() error {
 
 // command is the decision as a resume command carries it.
 func (d Decision) command() actors.Decision {
-	return actors.Decision{ID: d.ID, Action: string(d.Action), By: d.By, Reason: d.Reason, Arguments: d.Arguments, Result: d.Result}
+	return actors.Decision{ID: d.ID, Action: string(d.Action), By: d.By, Authenticated: d.Authenticated, Reason: d.Reason, Arguments: d.Arguments, Result: d.Result}
 }
 
 // Approve approves pending call id, decided by by. reviewedArgs, when not

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/google/uuid"
+
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -16,6 +18,7 @@ type runOptions struct {
 	toolsets []toolsets.Toolset
 	metadata map[string]any
 	deltas   bool
+	runID    string
 }
 
 // runOptionsOf applies opts.
@@ -34,6 +37,22 @@ func runOptionsOf(opts []RunOption) runOptions {
 // model writes. Other ways to run ignore it.
 func IncludeDeltas() RunOption {
 	return func(o *runOptions) { o.deltas = true }
+}
+
+// WithRunID gives the run the id id instead of a fresh UUIDv7. A start
+// with the id of a run the session already has, of the same agent and
+// prompt, is answered as done without starting another (a retried start
+// is idempotent); one with another agent or prompt is refused.
+func WithRunID(id string) RunOption {
+	return func(o *runOptions) { o.runID = id }
+}
+
+// newRunID returns the run id of o: WithRunID's, or a fresh UUIDv7.
+func (o runOptions) newRunID() string {
+	if o.runID != "" {
+		return o.runID
+	}
+	return uuid.Must(uuid.NewV7()).String()
 }
 
 // WithToolsets attaches toolsets to this run only, after the agent's. They

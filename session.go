@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
-	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/actors"
@@ -36,7 +35,7 @@ func (s *Session) ID() string { return s.id }
 // WithMetadata). The agent's run-start hooks run first, on the caller's
 // goroutine; a hook's error is returned and no run starts.
 func (s *Session) Run(ctx context.Context, prompt string, opts ...RunOption) (*Result, error) {
-	runID := uuid.Must(uuid.NewV7()).String()
+	runID := runOptionsOf(opts).newRunID()
 	cmd, err := s.startCommand(ctx, runID, prompt, opts)
 	if err != nil {
 		return nil, err
@@ -57,23 +56,33 @@ func (s *Session) Run(ctx context.Context, prompt string, opts ...RunOption) (*R
 // session with no waiting run with ErrNotWaiting: those never reach the
 // session and are not recorded.
 func (s *Session) Resume(ctx context.Context, decisions ...Decision) (*Result, error) {
+	cmd, err := s.resumeCommand(ctx, decisions)
+	if err != nil {
+		return nil, err
+	}
+	return s.command(ctx, cmd.RunID, actors.VerbResume, cmd)
+}
+
+// resumeCommand returns the resume command of decisions for the session's
+// waiting run, or the error that refuses them before they are sent.
+func (s *Session) resumeCommand(ctx context.Context, decisions []Decision) (actors.ResumeCommand, error) {
 	st, err := s.agent.rt.host.ReadSession(ctx, s.id)
 	if err != nil {
-		return nil, fmt.Errorf("weft: resume: %w", err)
+		return actors.ResumeCommand{}, fmt.Errorf("weft: resume: %w", err)
 	}
 	r := st.ActiveRun()
 	if r == nil || r.Status != actors.StatusWaiting {
-		return nil, fmt.Errorf("weft: resume session %q: %w", s.id, ErrNotWaiting)
+		return actors.ResumeCommand{}, fmt.Errorf("weft: resume session %q: %w", s.id, ErrNotWaiting)
 	}
 	cmd := actors.ResumeCommand{RunID: r.ID, Decisions: make([]actors.Decision, len(decisions))}
 	for i, d := range decisions {
 		if err := d.check(); err != nil {
 			// It cannot travel as JSON: refused here, before the command.
-			return nil, fmt.Errorf("weft: resume session %q: %w", s.id, err)
+			return actors.ResumeCommand{}, fmt.Errorf("weft: resume session %q: %w", s.id, err)
 		}
 		cmd.Decisions[i] = d.command()
 	}
-	return s.command(ctx, r.ID, actors.VerbResume, cmd)
+	return cmd, nil
 }
 
 // Cancel cancels run runID (the active run when runID is empty): running
@@ -331,7 +340,7 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 			yield(events.Event{}, err)
 			return
 		}
-		runID := uuid.Must(uuid.NewV7()).String()
+		runID := runOptionsOf(opts).newRunID()
 		cmd, err := s.startCommand(ctx, runID, prompt, opts)
 		if err != nil {
 			yield(events.Event{}, err)

@@ -50,7 +50,7 @@ func refusalRecord(session string, r *RunState, b ResumeCommand, ce *CommandErro
 		d.Run = b.RunID
 	}
 	for _, x := range b.Decisions {
-		rd := events.RefusedDecision{ID: x.ID, Action: x.Action, By: x.By, Reason: x.Reason}
+		rd := events.RefusedDecision{ID: x.ID, Action: x.Action, By: x.By, Authenticated: x.Authenticated, Reason: x.Reason}
 		if json.Valid(x.Arguments) {
 			rd.Arguments = x.Arguments
 		}
@@ -128,7 +128,7 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 		ids = append(ids, p.ID)
 		switch d.Action {
 		case ActionApprove, ActionDeny:
-			evs = append(evs, newRecord(events.TypeApprovalDecided, session, r.ID, p.ID, events.ApprovalDecided{Approved: d.Action == ActionApprove, By: d.By, Reason: d.Reason, Arguments: d.Arguments}))
+			evs = append(evs, newRecord(events.TypeApprovalDecided, session, r.ID, p.ID, events.ApprovalDecided{Approved: d.Action == ActionApprove, By: d.By, Authenticated: d.Authenticated, Reason: d.Reason, Arguments: d.Arguments}))
 			if d.Action == ActionDeny {
 				msg := "The call was denied"
 				if d.By != "" {
@@ -145,11 +145,11 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 				ret.Content = json.RawMessage("null")
 			}
 			b, _ := json.Marshal(&ret)
-			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By}))
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By, Authenticated: d.Authenticated}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		case ActionAnswer:
 			a, _ := answerOf(p, d)
-			evs = append(evs, newRecord(events.TypeElicitationAnswered, session, r.ID, p.ID, events.ElicitationAnswered{Action: a.Action, Content: a.Content, By: d.By}))
+			evs = append(evs, newRecord(events.TypeElicitationAnswered, session, r.ID, p.ID, events.ElicitationAnswered{Action: a.Action, Content: a.Content, By: d.By, Authenticated: d.Authenticated}))
 		case ActionFail:
 			ret := controlReturn(cs, toolsets.KindExecution, &toolsets.Control{Message: "the deferred call failed: " + d.Reason, Reason: d.Reason})
 			if len(d.Result) > 0 {
@@ -157,7 +157,7 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 				ret.Content, _ = json.Marshal(failedDeferred{Error: ret.Control.Message, Details: slices.Clone(d.Result)})
 			}
 			b, _ := json.Marshal(&ret)
-			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By}))
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By, Authenticated: d.Authenticated}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		}
 	}

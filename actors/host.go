@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -340,10 +341,29 @@ func (h *Host) onCommand(m *nats.Msg) {
 		respond(m, CommandReply{Error: commandError(verb, id, ErrBadCommand, "bad command subject %q: %v", m.Subject, err)})
 		return
 	}
+	if verb == VerbResume && claimsAuthenticated(m.Data) {
+		respond(m, CommandReply{Error: commandError(verb, id, ErrBadCommand, "a client's decision cannot claim to be authenticated: only a node's API sets it")})
+		return
+	}
 	if h.cfg.Leases != nil && !h.leased(m, id, verb) {
 		return
 	}
 	h.deliver(m, id, verb)
+}
+
+// claimsAuthenticated reports whether the resume command data sets a
+// decision's authenticated flag, which a client on the command subjects
+// may not (the nodes' own forwards use the node subjects); data that does
+// not decode is left to the session, which refuses it.
+func claimsAuthenticated(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"authenticated"`)) {
+		return false
+	}
+	var cmd ResumeCommand
+	if json.Unmarshal(data, &cmd) != nil {
+		return false
+	}
+	return slices.ContainsFunc(cmd.Decisions, func(d Decision) bool { return d.Authenticated })
 }
 
 // replyIsInbox reports whether reply is empty or under InboxPrefix.

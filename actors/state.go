@@ -407,7 +407,7 @@ func (s *SessionState) apply(rec record) error {
 		if d.Approved {
 			act = ActionApprove
 		}
-		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Reason: d.Reason, Arguments: d.Arguments}
+		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Authenticated: d.Authenticated, Reason: d.Reason, Arguments: d.Arguments}
 		r.decided(c.Decision)
 	case events.TypeDeferredResolved:
 		d, err := decode[events.DeferredResolved](rec)
@@ -422,7 +422,7 @@ func (s *SessionState) apply(rec record) error {
 		if d.IsError {
 			act = ActionFail
 		}
-		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Result: d.Return}
+		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Authenticated: d.Authenticated, Result: d.Return}
 		r.decided(c.Decision)
 	case events.TypeElicitationAnswered:
 		d, err := decode[events.ElicitationAnswered](rec)
@@ -434,7 +434,7 @@ func (s *SessionState) apply(rec record) error {
 			return fmt.Errorf("answer to unknown call %q", ev.ToolCallID)
 		}
 		answer, _ := json.Marshal(elicitAnswer{Action: d.Action, Content: d.Content})
-		c.Decision = &Decision{ID: c.ID, Action: ActionAnswer, By: d.By, Result: answer}
+		c.Decision = &Decision{ID: c.ID, Action: ActionAnswer, By: d.By, Authenticated: d.Authenticated, Result: answer}
 		r.decided(c.Decision)
 	case events.TypeRunResumed:
 		r.Status = StatusRunning

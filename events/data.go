@@ -212,7 +212,11 @@ type ApprovalRequested struct {
 type ApprovalDecided struct {
 	Approved bool   `json:"approved"`
 	By       string `json:"by,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	// Authenticated is set when By is the principal of an authenticated
+	// caller (an HTTP API bearer token); absent, By is free text the
+	// client gave (the NATS path's --by), unauthenticated.
+	Authenticated bool   `json:"authenticated,omitempty"`
+	Reason        string `json:"reason,omitempty"`
 	// Arguments replaces the call's arguments when the approver edited them.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
@@ -232,6 +236,8 @@ type DeferredResolved struct {
 	IsError bool            `json:"is_error,omitempty"`
 	// By says who supplied the result (optional).
 	By string `json:"by,omitempty"`
+	// Authenticated is ApprovalDecided's: By is an authenticated principal.
+	Authenticated bool `json:"authenticated,omitempty"`
 }
 
 // ToolsetInitialized (toolset.initialized) records that a toolset started
@@ -395,7 +401,9 @@ type RefusedDecision struct {
 	// Action is "approve", "deny", "complete" or "fail" (as sent).
 	Action string `json:"action"`
 	By     string `json:"by,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	// Authenticated is ApprovalDecided's: By is an authenticated principal.
+	Authenticated bool   `json:"authenticated,omitempty"`
+	Reason        string `json:"reason,omitempty"`
 	// Arguments (reviewed arguments) and Result (a deferred call's value)
 	// as sent, when they are JSON; a payload that is not JSON is left out
 	// (the refusal's message says so).

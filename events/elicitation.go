@@ -24,4 +24,6 @@ type ElicitationAnswered struct {
 	Content json.RawMessage `json:"content,omitempty"`
 	// By says who answered (optional).
 	By string `json:"by,omitempty"`
+	// Authenticated is ApprovalDecided's: By is an authenticated principal.
+	Authenticated bool `json:"authenticated,omitempty"`
 }

@@ -58,6 +58,11 @@ type Decision struct {
 	Action string `json:"action"`
 	// By says who decided.
 	By string `json:"by,omitempty"`
+	// Authenticated says that By is the principal a node's authenticating
+	// front end (the HTTP API's bearer tokens) established, not free text
+	// a client wrote. Only a node sets it: a client's resume command on
+	// weft.cmd.session.<id>.resume that sets it is refused (bad_command).
+	Authenticated bool `json:"authenticated,omitempty"`
 	// Reason explains a denial or a failure; Note comments an approval.
 	Reason string `json:"reason,omitempty"`
 	// Arguments are the reviewed arguments of an approval (optional).

@@ -25,11 +25,12 @@ type serveOptions struct {
 	node nodeConfig
 	demo bool
 	json bool
+	http *httpFlags
 }
 
 // runServe runs a node until ctx ends (the CLI's SIGINT/SIGTERM).
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "[--data DIR | --nats URL] [--listen HOST:PORT [--listen-tls-cert FILE --listen-tls-key FILE | --insecure-listen]] [--demo] [--json]", `
+	fs := newFlagSet("serve", "[--data DIR | --nats URL] [--listen HOST:PORT [--listen-tls-cert FILE --listen-tls-key FILE | --insecure-listen]] [--demo] [--json] [--http HOST:PORT [--http-tokens FILE]]", `
 Runs a weft node with the demo agent registered: on the embedded default
 (nats-server + JetStream, the event log in DIR/nats, listening on a loopback
 port so that other weft commands can connect) or on an external NATS. It
@@ -70,6 +71,7 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.BoolVar(&o.node.insecureListen, "insecure-listen", false, "accept a --listen address other machines can reach without TLS (credentials and events cross the network in clear text)")
 	fs.BoolVar(&o.demo, "demo", false, "start the demo run and leave it waiting for approval")
 	fs.BoolVar(&o.json, "json", false, "print the node's address (and the demo's pending approval) as one JSON object")
+	o.http = addHTTPFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -99,6 +101,9 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 		if set[name] && o.node.natsURL == "" {
 			return usageError(fs, "--%s is for a node on an external NATS (--nats URL)", name)
 		}
+	}
+	if err := o.http.check(); err != nil {
+		return usageError(fs, "%v", err)
 	}
 	if tlsCfg != (bus.TLSConfig{}) {
 		c.tls = &tlsCfg
@@ -136,7 +141,9 @@ type serveReport struct {
 	DataDir string `json:"data_dir,omitempty"`
 	// CredsDir holds the embedded server's role credentials (one nkey
 	// seed file per role); other commands take it as --creds-dir.
-	CredsDir  string      `json:"credentials_dir,omitempty"`
+	CredsDir string `json:"credentials_dir,omitempty"`
+	// HTTP is the URL of the HTTP API (serve --http).
+	HTTP      string      `json:"http,omitempty"`
 	Agents    []string    `json:"agents"`
 	Recovered []string    `json:"recovered"`
 	Demo      *demoReport `json:"demo,omitempty"`
@@ -179,6 +186,19 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 			rep.Damaged = map[string]string{}
 		}
 		rep.Damaged[d.ID] = d.Err.Error()
+	}
+
+	if o.http != nil && o.http.addr != "" {
+		hs, err := startHTTP(o.http, n.rt, []*weft.Agent{n.agent}, stderr)
+		if err != nil {
+			return fmt.Errorf("serve: the HTTP API: %w", err)
+		}
+		defer func() {
+			if cerr := hs.close(); cerr != nil && err == nil {
+				err = fmt.Errorf("serve: the HTTP API: %w", cerr)
+			}
+		}()
+		rep.HTTP = hs.url
 	}
 
 	var watched sync.WaitGroup
@@ -253,6 +273,9 @@ func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
 		fmt.Fprintf(w, "weft serve: node on the embedded nats-server, data in %s\n", n.dataDir)
 	}
 	fmt.Fprintf(w, "listening: %s\n", n.url)
+	if rep.HTTP != "" {
+		fmt.Fprintf(w, "http api:  %s\n", rep.HTTP)
+	}
 	if n.credsDir != "" {
 		fmt.Fprintf(w, "credentials: %s (a seed per role: node, operator, approver, reader, worker; other commands take --creds-dir %s)\n", n.credsDir, n.credsDir)
 	}
