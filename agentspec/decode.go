@@ -134,14 +134,14 @@ func (d *decoder) dict(n *yaml.Node, v reflect.Value, path string) error {
 
 func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) error {
 	if n.Kind != yaml.ScalarNode {
-		return d.errorf(n, path, "want a %s, got %s", scalarKind(v.Kind()), kindOf(n))
+		return d.errorf(n, path, "want %s, got %s", scalarKind(v.Kind()), kindOf(n))
 	}
 	want := map[reflect.Kind]string{reflect.String: "!!str", reflect.Bool: "!!bool", reflect.Int: "!!int", reflect.Int64: "!!int", reflect.Float64: "!!float"}[v.Kind()]
 	if want == "" {
 		return d.errorf(n, path, "unsupported field type %s", v.Type())
 	}
 	if n.Tag != want && (want != "!!float" || n.Tag != "!!int") {
-		return d.errorf(n, path, "want a %s, got %s", scalarKind(v.Kind()), kindOf(n))
+		return d.errorf(n, path, "want %s, got %s", scalarKind(v.Kind()), kindOf(n))
 	}
 	if err := n.Decode(v.Addr().Interface()); err != nil {
 		return d.errorf(n, path, "%s", yamlMsg(err))
@@ -204,13 +204,13 @@ func kindOf(n *yaml.Node) string {
 func scalarKind(k reflect.Kind) string {
 	switch k {
 	case reflect.String:
-		return "string"
+		return "a string"
 	case reflect.Bool:
-		return "boolean"
+		return "a boolean"
 	case reflect.Int, reflect.Int64:
-		return "integer"
+		return "an integer"
 	case reflect.Float64:
-		return "number"
+		return "a number"
 	}
 	return k.String()
 }

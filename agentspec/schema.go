@@ -125,7 +125,7 @@ func instanceOf(n *yaml.Node) (any, error) {
 }
 
 // schemaMsg is the validator's complaint in one line; one that would
-// print whole schemas (oneOf, anyOf, not) gives the schema's description
+// name sub-schemas only (oneOf, anyOf, not) gives the schema's description
 // instead.
 func schemaMsg(err error, s *jsonschema.Schema) string {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
@@ -141,7 +141,7 @@ func schemaMsg(err error, s *jsonschema.Schema) string {
 		}
 		msg = after
 	}
-	if strings.ContainsAny(msg, "{&") && s.Description != "" {
+	if kw, _, _ := strings.Cut(msg, ":"); (kw == "oneOf" || kw == "anyOf" || kw == "not") && s.Description != "" {
 		return "does not match the schema: " + s.Description
 	}
 	return "does not match the schema: " + msg
