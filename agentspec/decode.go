@@ -155,7 +155,7 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) error {
 	}
 	t, err := time.ParseDuration(n.Value)
 	if err != nil || t < 0 {
-		return d.errorf(n, path, "want a duration such as \"30s\", got %q", n.Value)
+		return d.errorf(n, path, "want a duration such as \"30s\" (a number and a unit: ms, s, m, h)")
 	}
 	v.SetInt(int64(t))
 	return nil

@@ -69,7 +69,7 @@ func (h *Hosted) Close() error {
 func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string][]toolsets.Tool) (_ *Hosted, err error) {
 	for name := range extra {
 		if f.agent(name) < 0 {
-			return nil, &Error{File: f.name, Field: "agents", Msg: fmt.Sprintf("Go tools are given for agent %q, which the file does not declare", name)}
+			return nil, &Error{File: f.name, Line: f.line("agents"), Field: "agents", Msg: fmt.Sprintf("Go tools are given for agent %q, which the file does not declare", name)}
 		}
 	}
 	h := &Hosted{versions: map[string]string{}}
@@ -96,12 +96,33 @@ func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string]
 		})
 		agent, err := rt.NewAgent(a.Name, cfgs[i])
 		if err != nil {
-			return nil, &Error{File: f.name, Line: f.line(fmt.Sprintf("agents[%d].name", i)), Field: fmt.Sprintf("agents[%d]", i), Msg: "register the agent", Err: err}
+			return nil, f.registerError(i, err)
 		}
 		h.Agents = append(h.Agents, agent)
 		h.versions[a.Name] = v
 	}
 	return h, nil
+}
+
+// policyFields are the spec fields of the runtime's policies, by
+// toolsets.SelectorError.Policy.
+var policyFields = map[string]string{"approval_policy": "approval_required", "trusted_tools": "trusted_tools"}
+
+// registerError is the runtime's refusal of agent i, at the field it
+// names: a selector that matches nothing is at the policy's field
+// (approval_required, trusted_tools), anything else at the agent.
+func (f *File) registerError(i int, err error) *Error {
+	p := fmt.Sprintf("agents[%d]", i)
+	line := f.line(p + ".name")
+	var se *toolsets.SelectorError
+	if errors.As(err, &se) {
+		if field, ok := policyFields[se.Policy]; ok {
+			if n, ok := f.lines[p+"."+field]; ok {
+				p, line = p+"."+field, n
+			}
+		}
+	}
+	return &Error{File: f.name, Line: line, Field: p, Msg: "register the agent", Err: err}
 }
 
 func (f *File) agent(name string) int {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -106,7 +107,7 @@ func (d *decoder) locate(n *yaml.Node, s *jsonschema.Schema, ptr, path string) e
 			}
 		}
 	}
-	return d.errorf(n, path, "%s", schemaMsg(verr, s))
+	return d.errorf(n, path, "%s", schemaMsg(verr, s, inst))
 }
 
 // instanceOf is n as JSON would give it to a validator.
@@ -126,8 +127,10 @@ func instanceOf(n *yaml.Node) (any, error) {
 
 // schemaMsg is the validator's complaint in one line; one that would
 // name sub-schemas only (oneOf, anyOf, not) gives the schema's description
-// instead.
-func schemaMsg(err error, s *jsonschema.Schema) string {
+// instead. A string value is not repeated: the line and field say where
+// it is, and a key pasted where a variable's name belongs must not reach
+// a log.
+func schemaMsg(err error, s *jsonschema.Schema, inst any) string {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	// The validator prefixes "validating <pointer>: " per level.
 	for {
@@ -140,6 +143,12 @@ func schemaMsg(err error, s *jsonschema.Schema) string {
 			break
 		}
 		msg = after
+	}
+	if v, ok := inst.(string); ok && v != "" {
+		msg = strings.ReplaceAll(msg, strconv.Quote(v), "the value")
+		if len(v) >= 4 {
+			msg = strings.ReplaceAll(msg, v, "the value")
+		}
 	}
 	if kw, _, _ := strings.Cut(msg, ":"); (kw == "oneOf" || kw == "anyOf" || kw == "not") && s.Description != "" {
 		return "does not match the schema: " + s.Description
