@@ -13,10 +13,12 @@ import (
 	"sync"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	weft "github.com/weft-run/weft"
 	"github.com/weft-run/weft/agentspec"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
+	"github.com/weft-run/weft/worker"
 )
 
 // chatServer serves the Chat Completions API as an OpenAI-compatible
@@ -77,7 +79,7 @@ agents:
     limits: {requests: 5, tool_calls: 4}
     toolsets:
       - filesystem: {root: work}
-    approval_required: [fetch_ticket]
+%s    approval_required: [fetch_ticket]
     trusted_tools: [write_file]
 `
 
@@ -110,6 +112,58 @@ func writeSpec(t *testing.T, text string) string {
 	return path
 }
 
+// mcpToken is the bearer token the MCP server of mcpTickets wants.
+const mcpToken = "mcp-token-agentspec-55aa66bb"
+
+// mcpTickets serves fetch_ticket from an MCP server over streamable HTTP
+// that refuses requests without the bearer token, and returns the spec's
+// toolset entry for it, its token named by variable.
+func mcpTickets(t *testing.T) string {
+	t.Helper()
+	t.Setenv("AGENTSPEC_E2E_MCP_TOKEN", mcpToken)
+	server := sdk.NewServer(&sdk.Implementation{Name: "tickets", Version: "1"}, nil)
+	sdk.AddTool(server, &sdk.Tool{Name: "fetch_ticket", Description: "Fetch a support ticket by id.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *sdk.CallToolRequest, a ticketArgs) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.TicketID + ": the printer jams"}}}, nil, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+mcpToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return fmt.Sprintf("      - mcp:\n          name: tickets\n          url: %s/mcp\n          headers:\n            Authorization: {env: AGENTSPEC_E2E_MCP_TOKEN, prefix: \"Bearer \"}\n", srv.URL)
+}
+
+// serveWorker serves tools from a worker (of pool, when set) on rt's bus
+// until the test ends.
+func serveWorker(t *testing.T, rt *weft.Runtime, pool string, tools ...toolsets.Tool) {
+	t.Helper()
+	var opts []worker.Option
+	if pool != "" {
+		opts = append(opts, worker.WithPool(pool))
+	}
+	w, err := worker.New(rt.Conn(), tools, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+}
+
 func startRuntime(t *testing.T) *weft.Runtime {
 	t.Helper()
 	rt, err := weft.Start(t.Context(), weft.Config{DataDir: t.TempDir()})
@@ -125,23 +179,54 @@ func startRuntime(t *testing.T) *weft.Runtime {
 }
 
 // A declared agent runs end to end against an OpenAI-compatible server:
-// a Go tool added by name waits for the approval the spec asks, the
-// filesystem tool the spec trusts writes without one, the settings and
-// key reach the server, and run.started records the agent's version;
-// the key appears in no event.
+// fetch_ticket (a Go tool added by name, or a remote worker's, served
+// from the core queue group or a pool) waits for the approval the spec
+// asks, the filesystem tool the spec trusts writes without one, the
+// settings and key reach the server, and run.started records the agent's
+// version; the key appears in no event.
 func TestRegisterRunsEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		toolset string // more of the spec's toolsets
+		extra   bool   // fetch_ticket as a Go tool
+		pool    string // the worker's pool; without extra
+		mcp     bool   // fetch_ticket from an MCP server over HTTP
+	}{
+		{name: "Go tool", extra: true},
+		{name: "remote tool", toolset: "      - remote: {tools: [fetch_ticket]}\n"},
+		{name: "pooled remote tool", toolset: "      - remote: {tools: [fetch_ticket]}\n", pool: "tickets"},
+		{name: "MCP tool", mcp: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.mcp {
+				tc.toolset = mcpTickets(t)
+			}
+			testEndToEnd(t, tc.toolset, tc.extra || tc.mcp, tc.pool)
+		})
+	}
+}
+
+func testEndToEnd(t *testing.T, toolset string, goTool bool, pool string) {
 	srv := &chatServer{}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	const secret = "sk-agentspec-e2e-7a6b5c4d3e2f"
 	t.Setenv("AGENTSPEC_E2E_KEY", secret)
-	path := writeSpec(t, fmt.Sprintf(e2eSpec, hs.URL+"/v1"))
+	path := writeSpec(t, fmt.Sprintf(e2eSpec, hs.URL+"/v1", toolset))
 	f, err := agentspec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rt := startRuntime(t)
-	hosted, err := f.Register(t.Context(), rt, map[string][]toolsets.Tool{"support": {fetchTicket(t)}})
+	extra := map[string][]toolsets.Tool{}
+	switch {
+	case strings.Contains(toolset, "mcp:"):
+	case goTool:
+		extra["support"] = []toolsets.Tool{fetchTicket(t)}
+	default:
+		serveWorker(t, rt, pool, fetchTicket(t))
+	}
+	hosted, err := f.Register(t.Context(), rt, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +293,8 @@ func TestRegisterRunsEndToEnd(t *testing.T) {
 	var started int
 	for _, ev := range evs {
 		raw, _ := json.Marshal(ev)
-		if strings.Contains(string(raw), secret) {
-			t.Errorf("event %s holds the key", ev.Type)
+		if strings.Contains(string(raw), secret) || strings.Contains(string(raw), mcpToken) {
+			t.Errorf("event %s holds a secret", ev.Type)
 		}
 		if ev.Type != events.TypeRunStarted {
 			continue
