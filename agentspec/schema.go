@@ -150,8 +150,32 @@ func schemaMsg(err error, s *jsonschema.Schema, inst any) string {
 			msg = strings.ReplaceAll(msg, v, "the value")
 		}
 	}
-	if kw, _, _ := strings.Cut(msg, ":"); (kw == "oneOf" || kw == "anyOf" || kw == "not") && s.Description != "" {
+	kw, _, _ := strings.Cut(msg, ":")
+	if v, ok := inst.(float64); ok && strings.Contains(kw, "imum") {
+		// The validator prints numbers as fractions ("3/1").
+		return "does not match the schema: " + strconv.FormatFloat(v, 'g', -1, 64) + " is not " + numberRange(s)
+	}
+	if (kw == "oneOf" || kw == "anyOf" || kw == "not") && s.Description != "" {
 		return "does not match the schema: " + s.Description
 	}
 	return "does not match the schema: " + msg
+}
+
+// numberRange says which numbers s allows ("at least 0 and at most 2").
+func numberRange(s *jsonschema.Schema) string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	var parts []string
+	if s.Minimum != nil {
+		parts = append(parts, "at least "+f(*s.Minimum))
+	}
+	if s.ExclusiveMinimum != nil {
+		parts = append(parts, "more than "+f(*s.ExclusiveMinimum))
+	}
+	if s.Maximum != nil {
+		parts = append(parts, "at most "+f(*s.Maximum))
+	}
+	if s.ExclusiveMaximum != nil {
+		parts = append(parts, "less than "+f(*s.ExclusiveMaximum))
+	}
+	return strings.Join(parts, " and ")
 }
