@@ -131,8 +131,10 @@ type MCP struct {
 	// Env maps the command's variables to the names of weft's
 	// environment variables that hold their values.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
-	Dir string            `yaml:"dir" json:"dir,omitempty"`
-	URL string            `yaml:"url" json:"url,omitempty"`
+	// Dir is the command's working directory (relative to the spec
+	// file's; "" = weft's).
+	Dir string `yaml:"dir" json:"dir,omitempty"`
+	URL string `yaml:"url" json:"url,omitempty"`
 	// Transport is streamable_http (default for a URL) or sse.
 	Transport string `yaml:"transport" json:"transport,omitempty"`
 	// Headers are HTTP headers whose values come from the environment.

@@ -135,11 +135,36 @@ func (b *builder) root(p, root string, opts ...local.Option) (*local.Provider, e
 // mcp builds an MCP server's toolset: live (weft connects and lists its
 // tools) or deferred (its declared tools, completed by the host).
 func (b *builder) mcp(p string, m *MCP) (toolsets.Toolset, error) {
+	c, err := b.mcpConfig(p, m)
+	if err != nil {
+		return nil, err
+	}
+	if m.Mode == "deferred" {
+		ts, err := mcp.NewDeferred(c)
+		if err != nil {
+			return nil, b.wrap(p, "build the MCP toolset", err)
+		}
+		return ts, nil
+	}
+	ts, err := mcp.New(c)
+	if err != nil {
+		return nil, b.wrap(p, "build the MCP toolset", err)
+	}
+	b.h.closers = append(b.h.closers, ts)
+	return ts, nil
+}
+
+// mcpConfig is the mcp.Config m declares: values of variables are
+// named (mcp.FromEnv), never read here.
+func (b *builder) mcpConfig(p string, m *MCP) (mcp.Config, error) {
 	c := mcp.Config{Name: m.Name, ID: m.ID, ToolPrefix: m.ToolPrefix, Shared: m.Shared, TrustDestructive: m.TrustDestructive,
-		Timeout: time.Duration(m.Timeout), UseDeclaredTools: false}
+		Timeout: time.Duration(m.Timeout)}
 	switch {
 	case m.Command != "":
-		c.Transport = mcp.Stdio(m.Command, m.Args...).WithDir(m.Dir)
+		c.Transport = mcp.Stdio(m.Command, m.Args...)
+		if m.Dir != "" {
+			c.Transport = c.Transport.WithDir(b.f.path(m.Dir))
+		}
 		for _, k := range slices.Sorted(maps.Keys(m.Env)) {
 			c.Transport = c.Transport.WithEnv(k, mcp.FromEnv(m.Env[k]))
 		}
@@ -159,25 +184,13 @@ func (b *builder) mcp(p string, m *MCP) (toolsets.Toolset, error) {
 		if t.Parameters != nil {
 			raw, err := jsonOf(t.Parameters)
 			if err != nil {
-				return nil, b.wrap(fmt.Sprintf("%s.tools[%d].parameters", p, i), "encode the parameters", err)
+				return mcp.Config{}, b.wrap(fmt.Sprintf("%s.tools[%d].parameters", p, i), "encode the parameters", err)
 			}
 			spec.Parameters = raw
 		}
 		c.Tools = append(c.Tools, spec)
 	}
-	if m.Mode == "deferred" {
-		ts, err := mcp.NewDeferred(c)
-		if err != nil {
-			return nil, b.wrap(p, "build the MCP toolset", err)
-		}
-		return ts, nil
-	}
-	ts, err := mcp.New(c)
-	if err != nil {
-		return nil, b.wrap(p, "build the MCP toolset", err)
-	}
-	b.h.closers = append(b.h.closers, ts)
-	return ts, nil
+	return c, nil
 }
 
 func orDefault(n, def int) int {
