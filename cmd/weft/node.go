@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/agentspec"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 )
@@ -38,6 +39,9 @@ type nodeConfig struct {
 	// remoteTools gives the demo agent the demo tools served by remote
 	// tool workers (weft worker --tools demo) instead of its own.
 	remoteTools bool
+	// agentsFile declares agents the node hosts besides the demo agent
+	// (weft serve --agents FILE; see package agentspec).
+	agentsFile string
 }
 
 // remoteToolsWait bounds how long a node with remote tools waits for a
@@ -94,6 +98,9 @@ type node struct {
 	damaged   []actors.DamagedSession
 	// credsDir holds the listening server's role credentials.
 	credsDir string
+	// specs and hosted are the agents of nodeConfig.agentsFile.
+	specs  *agentspec.File
+	hosted *agentspec.Hosted
 }
 
 // startNode starts a node, registers the demo agent and recovers the runs
@@ -197,6 +204,12 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	if n.agent, err = n.rt.NewAgent(demoAgent, acfg); err != nil {
 		return nil, err
 	}
+	if cfg.agentsFile != "" {
+		// Before Recover: a restarted node carries on its agents' sessions.
+		if n.specs, n.hosted, err = registerAgents(ctx, n.rt, cfg.agentsFile, nil); err != nil {
+			return nil, err
+		}
+	}
 	n.recovered, err = n.rt.Recover(ctx)
 	var damaged *actors.DamagedError
 	if errors.As(err, &damaged) {
@@ -238,6 +251,14 @@ func (n *node) close() error {
 			err = fmt.Errorf("close the runtime: %w", cerr)
 		}
 		n.rt = nil
+	}
+	if n.hosted != nil {
+		// The agents' MCP sessions and environment roots, after the
+		// runtime that used them.
+		if cerr := n.hosted.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close the agents of the spec file: %w", cerr)
+		}
+		n.hosted = nil
 	}
 	if n.server != nil {
 		n.server.Shutdown()

@@ -70,6 +70,7 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.StringVar(&listenTLS.KeyFile, "listen-tls-key", "", "the key `FILE` of --listen-tls-cert")
 	fs.BoolVar(&o.node.insecureListen, "insecure-listen", false, "accept a --listen address other machines can reach without TLS (credentials and events cross the network in clear text)")
 	fs.BoolVar(&o.demo, "demo", false, "start the demo run and leave it waiting for approval")
+	fs.StringVar(&o.node.agentsFile, "agents", "", "also host the agents declared in the spec `FILE` (YAML; see the README's \"Run your own agent\")")
 	fs.BoolVar(&o.json, "json", false, "print the node's address (and the demo's pending approval) as one JSON object")
 	o.http = addHTTPFlags(fs)
 	pos, err := parseArgs(fs, args)
@@ -173,6 +174,9 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 	var mu sync.Mutex
 	stdout = &lockedWriter{mu: &mu, w: stdout}
 	rep := serveReport{URL: n.url, Node: n.rt.NodeID(), CredsDir: n.credsDir, Agents: []string{demoAgent}, Recovered: n.recovered}
+	if n.specs != nil {
+		rep.Agents = append(rep.Agents, agentNames(n.specs)...)
+	}
 	if n.tmp {
 		rep.DataDir = n.dataDir
 	} else {
@@ -189,7 +193,11 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 	}
 
 	if o.http != nil && o.http.addr != "" {
-		hs, err := startHTTP(o.http, n.rt, []*weft.Agent{n.agent}, stderr)
+		agents := []*weft.Agent{n.agent}
+		if n.hosted != nil {
+			agents = append(agents, n.hosted.Agents...)
+		}
+		hs, err := startHTTP(o.http, n.rt, agents, stderr)
 		if err != nil {
 			return fmt.Errorf("serve: the HTTP API: %w", err)
 		}
@@ -280,6 +288,9 @@ func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
 		fmt.Fprintf(w, "credentials: %s (a seed per role: node, operator, approver, reader, worker; other commands take --creds-dir %s)\n", n.credsDir, n.credsDir)
 	}
 	fmt.Fprintf(w, "agents:    %s\n", demoAgent)
+	if n.specs != nil {
+		printAgents(w, n.specs)
+	}
 	fmt.Fprintf(w, "recovered: %d session(s)\n", len(rep.Recovered))
 	for _, id := range slices.Sorted(maps.Keys(rep.Damaged)) {
 		fmt.Fprintf(w, "damaged:   session %s, not carried on: %s\n", id, rep.Damaged[id])
