@@ -183,6 +183,15 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		if cfg.TLS == nil && !cfg.InsecureListen && !IsLoopback(host) {
 			return nil, fmt.Errorf("bus: start server: listen address %q: %w (set ServerConfig.TLS, or InsecureListen to accept the risk)", cfg.Listen, ErrInsecureListen)
 		}
+		if p > 0 {
+			// nats-server reports a port it cannot bind only in its log
+			// and is then never ready: say so now, not after ReadyTimeout.
+			ln, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return nil, fmt.Errorf("bus: start server: cannot listen on %s (is another server using the port?): %w", cfg.Listen, err)
+			}
+			_ = ln.Close()
+		}
 	}
 	if cfg.TLS != nil {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile})

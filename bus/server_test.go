@@ -223,3 +223,17 @@ func signalChild() int {
 	fmt.Println("still serving")
 	return 0
 }
+
+// A listen address whose port is taken is refused at once, saying so,
+// rather than after the ready timeout as "not ready".
+func TestStartServerPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, err = bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir(), Listen: ln.Addr().String(), ReadyTimeout: time.Minute})
+	if !errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, bus.ErrServerNotReady) || !strings.Contains(err.Error(), "another server") {
+		t.Fatalf("StartServer on a taken port: %v, want EADDRINUSE said at once", err)
+	}
+}
