@@ -188,7 +188,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			// and is then never ready: say so now, not after ReadyTimeout.
 			ln, err := net.Listen("tcp", cfg.Listen)
 			if err != nil {
-				return nil, fmt.Errorf("bus: start server: cannot listen on %s (is another server using the port?): %w", cfg.Listen, err)
+				return nil, fmt.Errorf("bus: start server: %w: cannot listen on %s (is another server using the port?): %w", ErrServerNotReady, cfg.Listen, err)
 			}
 			_ = ln.Close()
 		}
