@@ -65,7 +65,7 @@ var commands = map[string]command{
 	"serve":        {"run a node until interrupted (--demo: leave the demo run waiting for approval)", runServe},
 	"sessions":     {"list the sessions in the log", runSessions},
 	"show":         {"show a session's archive", runShow},
-	"approvals":    {"list the pending approvals and deferred calls (the HITL queue)", runApprovals},
+	"approvals":    {"list the pending approvals, deferred calls and elicitations (the HITL queue)", runApprovals},
 	"audit":        {"print a session's audit timeline", runAudit},
 	"replay":       {"rebuild every projection from the start of the log", runReplay},
 	"replay-check": {"re-run a recorded session against its recorded responses and compare the events", runReplayCheck},
