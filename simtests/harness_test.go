@@ -89,6 +89,9 @@ type harness struct {
 	// pool, when set, makes the workers startWorker starts take their
 	// calls from that worker pool (its stream on three replicas).
 	pool string
+	// httpAPI, when set, makes the weft nodes serve the HTTP API on a free
+	// loopback port (serveReport.HTTP).
+	httpAPI bool
 
 	mu    sync.Mutex
 	procs []*proc
@@ -454,6 +457,8 @@ type serveReport struct {
 	Agents    []string `json:"agents"`
 	Recovered []string `json:"recovered"`
 	CredsDir  string   `json:"credentials_dir"`
+	// HTTP is the HTTP API's base URL (with h.httpAPI).
+	HTTP string `json:"http"`
 }
 
 // weftNode is a weft serve process of the cluster.
@@ -473,6 +478,9 @@ func (h *harness) startWeft(c *cluster, id string) *weftNode {
 		args = append(args, "--remote-tools")
 	}
 	args = append(args, "--replicas", "3", "--lease-ttl", leaseTTL.String(), "--node-id", id, "--json")
+	if h.httpAPI {
+		args = append(args, "--http", "127.0.0.1:0")
+	}
 	p := h.start("weft-"+id, bins.weft, args...)
 	line, err := p.waitLine(h.ctx, func(s string) bool { return strings.HasPrefix(s, "{") })
 	if err != nil {
