@@ -9,22 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/projections"
 )
 
 // sessionRow is one session of GET /v1/sessions (the fields of weft
 // sessions --json).
-type sessionRow struct {
-	SessionID  string                `json:"session_id"`
-	Agent      string                `json:"agent"`
-	Runs       int                   `json:"runs"`
-	LastStatus projections.RunStatus `json:"last_status"`
-	Pending    int                   `json:"pending"`
-	Events     int                   `json:"events"`
-	Updated    time.Time             `json:"updated"`
-	Damaged    []*events.PoisonError `json:"damaged,omitempty"`
-}
+type sessionRow = projections.SessionSummary
 
 // sessionFilter is the query of GET /v1/sessions.
 type sessionFilter struct {
@@ -96,20 +86,13 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	rows := []sessionRow{}
 	pos, err := a.views.read(r.Context(), func(ar *projections.Archive, _ *projections.Queue) error {
-		for _, id := range ar.Sessions() {
-			s, err := ar.Session(id)
-			if err != nil {
-				return err
-			}
-			row := sessionRow{SessionID: id, Runs: len(s.Runs), Pending: len(s.Pending), Events: s.Events, Updated: s.Updated, Damaged: s.Damaged}
-			if n := len(s.Runs); n > 0 {
-				row.Agent, row.LastStatus = s.Runs[0].Agent, s.Runs[n-1].Status
-			}
+		all, err := ar.Summaries()
+		for _, row := range all {
 			if f.keep(row) {
 				rows = append(rows, row)
 			}
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		writeRuntimeError(w, err)

@@ -8,22 +8,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/projections"
 )
 
 // sessionRow is one line of weft sessions.
-type sessionRow struct {
-	SessionID  string                `json:"session_id"`
-	Agent      string                `json:"agent"`
-	Runs       int                   `json:"runs"`
-	LastStatus projections.RunStatus `json:"last_status"`
-	Pending    int                   `json:"pending"`
-	Events     int                   `json:"events"`
-	Updated    time.Time             `json:"updated"`
-	// Damaged lists the poison quarantined in the session's stream.
-	Damaged []*events.PoisonError `json:"damaged,omitempty"`
-}
+type sessionRow = projections.SessionSummary
 
 // runSessions lists the sessions of the log.
 func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,17 +31,9 @@ listed as damaged, with the poison's position and why.`, stderr)
 		if _, err := s.build(ctx, archive); err != nil {
 			return err
 		}
-		rows := []sessionRow{}
-		for _, id := range archive.Sessions() {
-			a, err := archive.Session(id)
-			if err != nil {
-				return err
-			}
-			row := sessionRow{SessionID: id, Runs: len(a.Runs), Pending: len(a.Pending), Events: a.Events, Updated: a.Updated, Damaged: a.Damaged}
-			if n := len(a.Runs); n > 0 {
-				row.Agent, row.LastStatus = a.Runs[0].Agent, a.Runs[n-1].Status
-			}
-			rows = append(rows, row)
+		rows, err := archive.Summaries()
+		if err != nil {
+			return err
 		}
 		if *asJSON {
 			return writeJSON(stdout, rows)
