@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -160,60 +159,13 @@ var keyPattern = regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{4,}`)
 // maxMessage bounds the API's message kept in an error, in bytes.
 const maxMessage = 300
 
-// minQuoted is the shortest text of a request redactMessage looks for in
-// a message: shorter ones are words the message may hold for its own
-// reasons.
-const minQuoted = 12
-
 // redactMessage cleans an error message the API sent: the key and header
 // values, anything shaped like an Anthropic key, and every text of req
 // (instructions, prompts, answers, tool arguments and returns) of at least
-// minQuoted bytes that it quotes; then it is cut to maxMessage bytes.
+// llm.MinQuotedText bytes that it quotes; then it is cut to maxMessage
+// bytes (llm.ScrubQuotes).
 func (m *Model) redactMessage(req *llm.Request, msg string) string {
-	msg = keyPattern.ReplaceAllString(m.redactText(msg), "[redacted key]")
-	for _, t := range requestTexts(req) {
-		msg = strings.ReplaceAll(msg, t, "[prompt]")
-	}
-	if len(msg) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
-	return msg
-}
-
-func requestTexts(req *llm.Request) []string {
-	if req == nil {
-		return nil
-	}
-	var out []string
-	add := func(s string) {
-		if len(s) >= minQuoted {
-			out = append(out, s)
-		}
-	}
-	add(req.Instructions)
-	for _, msg := range req.Messages {
-		for _, p := range msg.Parts {
-			switch p := p.(type) {
-			case llm.Instructions:
-				add(p.Text)
-			case llm.UserPrompt:
-				add(p.Text)
-			case llm.Text:
-				add(p.Text)
-			case llm.ToolCall:
-				add(string(p.Arguments))
-			case llm.ToolReturn:
-				add(p.ContentText())
-			case llm.RetryPrompt:
-				add(p.Message)
-			}
-		}
-	}
-	return out
+	return llm.ScrubQuotes(req, keyPattern.ReplaceAllString(m.redactText(msg), "[redacted key]"), maxMessage)
 }
 
 // redact returns err itself when its text holds no secret, and a redacted

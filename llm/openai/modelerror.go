@@ -293,17 +293,7 @@ func (m *Model) redact(req *llm.Request, msg string, status int) string {
 		}
 		return w
 	})
-	msg = keyPattern.ReplaceAllString(msg, "[redacted key]")
-	for _, t := range promptTexts(req) {
-		msg = strings.ReplaceAll(msg, t, "[prompt]")
-	}
-	if len(msg) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8Start(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
+	msg = llm.ScrubQuotes(req, keyPattern.ReplaceAllString(msg, "[redacted key]"), maxMessage)
 	if msg == "" {
 		if status != 0 {
 			return http.StatusText(status)
@@ -311,43 +301,4 @@ func (m *Model) redact(req *llm.Request, msg string, status int) string {
 		return "no message"
 	}
 	return msg
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// minQuoted is the shortest prompt text redact looks for: shorter ones
-// are words a message may hold for its own reasons.
-const minQuoted = 12
-
-// promptTexts returns the texts of req a provider message may quote.
-func promptTexts(req *llm.Request) []string {
-	if req == nil {
-		return nil
-	}
-	var out []string
-	add := func(s string) {
-		if len(s) >= minQuoted {
-			out = append(out, s)
-		}
-	}
-	add(req.Instructions)
-	for _, msg := range req.Messages {
-		for _, p := range msg.Parts {
-			switch p := p.(type) {
-			case llm.Instructions:
-				add(p.Text)
-			case llm.UserPrompt:
-				add(p.Text)
-			case llm.Text:
-				add(p.Text)
-			case llm.ToolReturn:
-				add(p.ContentText())
-			case llm.RetryPrompt:
-				add(p.Message)
-			case llm.ToolCall:
-				add(string(p.Arguments))
-			}
-		}
-	}
-	return out
 }
