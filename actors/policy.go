@@ -36,6 +36,8 @@ type approvalPolicy struct {
 	ids   []toolsets.ToolsetInfo
 	// complete: every toolset could be listed, so known is everything.
 	complete bool
+	// trust is the agent's Trusted entries compiled (nil: none).
+	trust *toolsets.Selector
 }
 
 // compilePolicy builds spec's approval policy and checks it against what
@@ -150,13 +152,12 @@ func approvalStep(spec *AgentSpec, lcs []*toolsets.Lifecycle, loose []toolsets.T
 	for i := range sets {
 		sets[i] = mark(sets[i], setT[i])
 	}
-	if loose, err = trustStep(spec, p, all, ids, looseT, loose, caught); err != nil {
+	if err := checkTrustStep(p, all, ids); err != nil {
 		return nil, nil, err
 	}
+	loose = trustStep(p, looseT, loose, caught)
 	for i := range sets {
-		if sets[i], err = trustStep(spec, p, all, ids, setT[i], sets[i], caught); err != nil {
-			return nil, nil, err
-		}
+		sets[i] = trustStep(p, setT[i], sets[i], caught)
 	}
 	return loose, caught, nil
 }

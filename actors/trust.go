@@ -28,37 +28,41 @@ func checkTrust(spec *AgentSpec, p *approvalPolicy) error {
 	if err != nil {
 		return fmt.Errorf("trusted tools: %w", err)
 	}
+	p.trust = sel
 	if p.complete {
 		return sel.Check(trustKind, p.known, p.ids)
 	}
 	return nil
 }
 
-// trustStep applies the agent's Trusted entries to the tools of one
-// toolset of a step (or its loose tools), targets their selector targets
-// and all those of the whole step: a tool they select and that the agent's approval
-// policy did not catch (caught; an explicit policy is never loosened)
-// reaches its calls with an approval from the agent's policy, so that its
-// own gate (a toolset's default, such as an MCP tool annotated destructive
-// or an environment toolset's writes) lets them run; its definition loses
-// the gate marks. An entry that matches nothing of the step or of what
-// was known at registration fails the step (FailPolicy).
-func trustStep(spec *AgentSpec, known *approvalPolicy, all []toolsets.Target, ids []toolsets.ToolsetInfo, targets []toolsets.Target, tools []toolsets.Tool, caught map[string]string) ([]toolsets.Tool, error) {
-	if len(spec.Trusted) == 0 {
-		return tools, nil
+// checkTrustStep checks the Trusted entries against a step's inventory
+// (all its targets, ids its toolsets' identities) and what was known at
+// registration: an entry that matches none of them fails the step.
+func checkTrustStep(p *approvalPolicy, all []toolsets.Target, ids []toolsets.ToolsetInfo) error {
+	if p.trust == nil || len(p.trust.Unmatched(all, ids)) == 0 {
+		return nil
 	}
-	sel, err := toolsets.NewSelector(spec.Trusted)
-	if err != nil {
-		return nil, fmt.Errorf("trusted tools: %w", err)
+	if err := p.trust.Check(trustKind, append(all, p.known...), append(ids, p.ids...)); err != nil {
+		return fmt.Errorf("%s: %w", trustName, err)
 	}
-	if len(sel.Unmatched(all, ids)) > 0 {
-		if err := sel.Check(trustKind, append(all, known.known...), append(ids, known.ids...)); err != nil {
-			return nil, fmt.Errorf("%s: %w", trustName, err)
-		}
+	return nil
+}
+
+// trustStep applies the agent's Trusted entries (p.trust, checked against
+// the step by checkTrustStep) to the tools of one toolset of a step (or
+// its loose tools), targets their selector targets: a tool they select
+// and that the agent's approval policy did not catch (caught; an explicit
+// policy is never loosened) reaches its calls with an approval from the
+// agent's policy, so that its own gate (a toolset's default, such as an
+// MCP tool annotated destructive or an environment toolset's writes) lets
+// them run; its definition loses the gate marks.
+func trustStep(p *approvalPolicy, targets []toolsets.Target, tools []toolsets.Tool, caught map[string]string) []toolsets.Tool {
+	if p.trust == nil {
+		return tools
 	}
 	out, copied := tools, false
 	for j, t := range targets {
-		entry, ok := sel.Match(t)
+		entry, ok := p.trust.Match(t)
 		if _, policy := caught[t.Definition.Name]; !ok || policy {
 			continue
 		}
@@ -71,7 +75,7 @@ func trustStep(spec *AgentSpec, known *approvalPolicy, all []toolsets.Target, id
 		delete(def.Metadata, toolsets.MetaApprovalReason)
 		out[j] = &trustedTool{Tool: tools[j], def: def, by: fmt.Sprintf("%s (entry %q)", trustName, entry)}
 	}
-	return out, nil
+	return out
 }
 
 // trustedTool is a tool the agent trusts (AgentSpec.Trusted): a call
