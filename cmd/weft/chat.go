@@ -136,7 +136,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return fmt.Errorf("chat: %w", err)
 	}
 	sess := agent.NewSession()
-	fmt.Fprintf(stderr, "weft chat: %s, session %s\n", llmName(model), sess.ID())
+	fmt.Fprintf(stderr, "weft chat: %s, session %s\n", llm.NameOf(model), sess.ID())
 	follower, stop, err := followChat(rt, sess.ID(), stdout, stderr)
 	if err != nil {
 		return fmt.Errorf("chat: %w", err)
@@ -170,9 +170,6 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	return nil
 }
-
-// llmName is how the log names model.
-func llmName(m llm.Model) string { return llm.NameOf(m) }
 
 // chatFollower prints a chat session as it happens: what the model writes
 // (its live output, on stdout), and its tool calls and their returns (on
