@@ -219,16 +219,24 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 			return fmt.Errorf("serve: %w", err)
 		}
 		rep.Demo = &demoReport{SessionID: sess.ID(), RunID: res.RunID, Pending: res.Pending.Approvals}
-		// Say when the run settles again (after weft approve).
+		// Say when the run settles again (after weft approve). Live copies
+		// are published after their append, so the copy of the run.waiting
+		// the report already shows may still come: only later events are
+		// reported.
 		sub, ch, err := watchRun(n.rt, sess.ID())
 		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		st, err := sess.Status(ctx)
+		if err != nil {
+			_ = sub.Unsubscribe()
 			return fmt.Errorf("serve: %w", err)
 		}
 		watched.Add(1)
 		go func() {
 			defer watched.Done()
 			defer func() { _ = sub.Unsubscribe() }()
-			reportSettled(ctx, ch, res.RunID, o.json, stdout)
+			reportSettled(ctx, ch, res.RunID, st.Version, o.json, stdout)
 		}()
 	}
 	if o.node.natsURL != "" && o.node.cluster.chainKeysFile == "" {
@@ -336,15 +344,16 @@ func watchRun(rt *weft.Runtime, sessionID string) (*nats.Subscription, chan *nat
 	return sub, ch, nil
 }
 
-// reportSettled prints each time run settles, until ctx ends.
-func reportSettled(ctx context.Context, ch <-chan *nats.Msg, runID string, asJSON bool, w io.Writer) {
+// reportSettled prints each time run settles after version after of its
+// session, until ctx ends.
+func reportSettled(ctx context.Context, ch <-chan *nats.Msg, runID string, after uint64, asJSON bool, w io.Writer) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case m := <-ch:
 			ev, err := events.ParseEvent(m.Data)
-			if err != nil || ev.RunID != runID {
+			if err != nil || ev.RunID != runID || ev.Version <= after {
 				continue
 			}
 			line := settledLine(ev)
