@@ -232,6 +232,9 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 	if spec.Timeout > 0 {
 		opts = append(opts, toolsets.WithDefaultTimeout(spec.Timeout))
 	}
+	if len(spec.ToolHooks) > 0 {
+		opts = append(opts, toolsets.WithHooks(spec.ToolHooks...))
+	}
 	toolSets := make([][]toolsets.Tool, len(results))
 	for i := range results {
 		toolSets[i] = results[i].prep.Tools

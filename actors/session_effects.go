@@ -90,14 +90,24 @@ func (a *sessionActor) callModel(req *llm.Request) {
 		return
 	}
 	m.f = m.f.performed(effCallModel{req: req})
-	run, step, self, ctx, model, validators, session := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id
+	run, step, self, ctx, model, validators, session, spec := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id, m.spec
 	go func() {
+		req, herr := runRequestHooks(ctx, spec.RequestHooks, req)
+		if herr != nil {
+			a.h.system.Root.Send(self, &modelReply{runID: run, step: step, capability: herr.Error()})
+			return
+		}
 		resp, err := a.h.askModel(ctx, model, session, req)
-		var rejected string
+		var rejected, capability string
 		if err == nil && resp != nil && len(resp.ToolCalls) == 0 {
 			rejected = validateOutput(ctx, validators, resp.Text)
+			if rejected == "" {
+				if herr := runCompleteHooks(ctx, spec.RunCompleteHooks, RunCompletion{Agent: spec.Name, SessionID: session, RunID: run, Output: resp.Text}); herr != nil {
+					capability = herr.Error()
+				}
+			}
 		}
-		a.h.system.Root.Send(self, &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected})
+		a.h.system.Root.Send(self, &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected, capability: capability})
 	}()
 }
 
