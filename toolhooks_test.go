@@ -14,6 +14,7 @@ import (
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
+	"github.com/weft-run/weft/worker"
 )
 
 // hookCounter counts the before and after runs of a hook per tool.
@@ -246,5 +247,80 @@ func TestFailingCapabilityHooks(t *testing.T) {
 				t.Errorf("toolset not exited: %v", types(evs))
 			}
 		})
+	}
+}
+
+// TestHooksOfRemoteCalls: the agent's hooks run in the session's process
+// around a call served by a remote worker, the tool's own hooks on the
+// worker: agent before (which rewrites the arguments), tool before, tool
+// after, agent after (which rewrites the content); the return records the
+// agent's rewrites around the worker's records.
+func TestHooksOfRemoteCalls(t *testing.T) {
+	rt := newRuntime(t)
+	c := newHookCounter()
+	type greetArgs struct {
+		Name string `json:"name"`
+	}
+	greet, err := toolsets.NewFunc("greet", func(_ context.Context, a greetArgs) (string, error) { return "hello " + a.Name, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	greet, err = toolsets.HookTool(greet, c.hook("tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(rt.Conn(), []toolsets.Tool{greet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	remote, err := rt.RemoteTools(t.Context(), "greet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rename := toolsets.Hook{Name: "rename", Before: func(_ context.Context, call *toolsets.HookCall) error {
+		call.Arguments = json.RawMessage(`{"name":"Ada"}`)
+		return nil
+	}}
+	shout := toolsets.Hook{Name: "shout", After: func(_ context.Context, _ toolsets.HookCall, ret *toolsets.Return) error {
+		var s string
+		if err := json.Unmarshal(ret.Content, &s); err != nil {
+			return err
+		}
+		ret.Content, _ = json.Marshal(strings.ToUpper(s))
+		return nil
+	}}
+	model := llm.NewScripted(llm.ScriptToolCalls(call("g1", "greet", `{"name":"Bob"}`)), llm.ScriptText("greeted"))
+	sess := newAgent(t, rt, weft.AgentConfig{Model: model, Toolsets: []toolsets.Toolset{remote}, ToolHooks: []toolsets.Hook{c.hook("agent"), rename, shout}}).NewSession()
+	res, err := sess.Run(t.Context(), "greet")
+	if err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if got := string(lastUserMessage(t, model, 1).ToolReturns()[0].Content); got != `"HELLO ADA"` {
+		t.Errorf("the model got %s", got)
+	}
+	c.mu.Lock()
+	if got := strings.Join(c.order, " "); got != "agent.before tool.before tool.after agent.after" {
+		t.Errorf("order %s", got)
+	}
+	c.mu.Unlock()
+	var actions []string
+	for _, ev := range streamEvents(t, rt, sess.ID()) {
+		if ev.Type == events.TypeToolReturned {
+			for _, h := range returnOf(t, ev).Hooks {
+				actions = append(actions, h.Stage+":"+h.Hook+":"+string(h.Action))
+			}
+		}
+	}
+	if got := strings.Join(actions, " "); got != "before:rename:rewrote after:shout:rewrote" {
+		t.Errorf("records %s", got)
 	}
 }

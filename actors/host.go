@@ -147,6 +147,7 @@ type runEntry struct {
 	meta   map[string]any  // the run's metadata, read-only
 	ctx    context.Context // the run's lifetime, owned by the session actor
 	cancel context.CancelCauseFunc
+	hooks  []toolsets.Hook // the agent's tool hooks, run around remote calls
 }
 
 func runKey(session, run string) string { return session + "\x00" + run }

@@ -176,7 +176,7 @@ func (a *sessionActor) mem(r *RunState) (*runMem, error) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, r.Agent)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	m := &runMem{id: r.ID, spec: spec, entry: &runEntry{ctx: ctx, cancel: cancel, meta: r.Metadata}, meta: r.Metadata}
+	m := &runMem{id: r.ID, spec: spec, entry: &runEntry{ctx: ctx, cancel: cancel, meta: r.Metadata, hooks: spec.ToolHooks}, meta: r.Metadata}
 	m.lcs = append(slices.Clip(spec.lifecycles), a.h.runLifecycles(r.ID, spec.PrepareTimeout)...)
 	m.f = runFacts{run: r.ID, spec: spec, toolsets: len(m.lcs) > 0, prepStep: -1, inFlight: map[string]bool{}}
 	a.restoreSearch(m)

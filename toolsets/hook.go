@@ -446,3 +446,9 @@ func keepWeftMetadata(was, now map[string]any) map[string]any {
 	}
 	return out
 }
+
+// RefusalReturn is the return of call callID of tool when a Before hook
+// run outside a registry ([RunBefore]) refused it with err.
+func RefusalReturn(callID, tool string, err error) Return {
+	return Return{CallID: callID, ToolName: tool}.fromError(outcome{err: err})
+}
