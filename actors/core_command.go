@@ -80,7 +80,9 @@ func (k core) start(b StartCommand) decision {
 		}
 		meta = mb
 	}
-	rec := newRecord(events.TypeRunStarted, k.session, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input, Metadata: meta})
+	started := events.RunStarted{Agent: b.Agent, Input: input, Metadata: meta}
+	parentOf(b.Metadata).fill(&started)
+	rec := newRecord(events.TypeRunStarted, k.session, b.RunID, "", started)
 	rec.extra = b.Prompt
 	return carriedOut(b.RunID, rec)
 }

@@ -88,8 +88,10 @@ type Host struct {
 	agents   map[string]*AgentSpec
 	sessions map[string]*actor.PID
 	watchers map[string][]chan Outcome
-	closed   bool
-	done     chan struct{} // closed when Close begins
+	// observers hear every outcome notify tells (OnSettled).
+	observers []func(Outcome)
+	closed    bool
+	done      chan struct{} // closed when Close begins
 	// life is the host's lifetime, cancelled when Close begins: it ends
 	// the waits of the goroutines that forward commands (see forward).
 	life    context.Context
@@ -415,6 +417,8 @@ type Outcome struct {
 	Error    *events.ErrorInfo
 	// Version is the session's version when the run settled.
 	Version uint64
+	// Metadata is the run's metadata from run.started (read-only).
+	Metadata map[string]any
 }
 
 // Outcome returns the outcome of run id as the state stands.
@@ -430,7 +434,7 @@ func (s *SessionState) Outcome(id string) (Outcome, bool) {
 		msgs = s.Conversation(r)
 	}
 	o := Outcome{SessionID: s.SessionID, RunID: id, Status: r.Status, Output: r.Output, Usage: r.Usage,
-		Messages: cloneMessages(msgs), Version: s.Version}
+		Messages: cloneMessages(msgs), Version: s.Version, Metadata: r.Metadata}
 	if r.Error != nil {
 		e := *r.Error
 		o.Error = &e
@@ -506,12 +510,16 @@ func (h *Host) Drives(id string) bool {
 
 func (h *Host) notify(o Outcome) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, ch := range h.watchers[o.RunID] {
 		select {
 		case ch <- o:
 		default: // a watcher that does not read loses intermediate outcomes
 		}
+	}
+	obs := h.observers
+	h.mu.Unlock()
+	for _, fn := range obs {
+		fn(o)
 	}
 }
 

@@ -41,6 +41,13 @@ type RunStarted struct {
 	// Input is what the run was started with (canonical JSON).
 	Input       json.RawMessage `json:"input,omitempty"`
 	ParentRunID string          `json:"parent_run_id,omitempty"`
+	// ParentSessionID, ParentRunID, ParentToolCallID and Depth name the
+	// call of another run that started this one as a sub-run (an agent
+	// called as a tool): the parent's session, run and tool call, and how
+	// deep the run is under the root run (1: a child of a root run).
+	ParentSessionID  string `json:"parent_session_id,omitempty"`
+	ParentToolCallID string `json:"parent_tool_call_id,omitempty"`
+	Depth            int    `json:"depth,omitempty"`
 	// Metadata is the run's metadata (a JSON object) after the run-start
 	// hooks; tools see it in their context (optional).
 	Metadata json.RawMessage `json:"metadata,omitempty"`
