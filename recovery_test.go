@@ -60,6 +60,9 @@ func runChild() bool {
 }
 
 func child(mode string) error {
+	if strings.HasPrefix(mode, "subrun-") {
+		return subrunChild(mode) // subrun_recovery_test.go
+	}
 	ctx := context.Background()
 	rt, err := weft.Start(ctx, weft.Config{DataDir: os.Getenv(envDir), Sync: bus.SyncAlways})
 	if err != nil {
