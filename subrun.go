@@ -113,11 +113,13 @@ func (s *subruns) settleParent(ctx context.Context, session, run string) {
 		if !ok {
 			return
 		}
-		d, ended := s.childEnd(ctx, session, run, it.ID, ref)
+		d, usage, ended := s.childEnd(ctx, session, run, it.ID, ref)
 		if !ended {
 			return
 		}
-		ds = append(ds, d.command())
+		cd := d.command()
+		cd.Usage = usage // the child's usage counts against the parent's limits
+		ds = append(ds, cd)
 	}
 	if len(ds) == 0 {
 		return
@@ -130,35 +132,37 @@ func (s *subruns) settleParent(ctx context.Context, session, run string) {
 
 // childEnd returns the decision that settles call of the parent with the
 // end of child ref, and whether the child has ended. A child run that does
-// not name this call as its parent fails the call.
-func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref subrunRef) (Decision, bool) {
+// not name this call as its parent fails the call. usage is the child's.
+func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref subrunRef) (d Decision, usage *events.Usage, ended bool) {
 	cst, err := s.rt.host.ReadSession(ctx, ref.SessionID)
 	if err != nil {
-		return Decision{}, false
+		return Decision{}, nil, false
 	}
 	cr := cst.Runs[ref.RunID]
 	if cr == nil {
-		return Decision{}, false
+		return Decision{}, nil, false
 	}
 	details := map[string]any{"session_id": ref.SessionID, "run_id": ref.RunID, "agent": ref.Agent}
 	if p, _ := actors.ParentOf(cr.Metadata); p.SessionID != session || p.RunID != run || p.ToolCallID != call {
-		return FailWith(call, subrunBy, "the child session's run is not a sub-run of this call", details), true
+		return FailWith(call, subrunBy, "the child session's run is not a sub-run of this call", details), nil, true
 	}
+	u := cr.Usage
+	u.Details = nil
 	switch cr.Status {
 	case actors.StatusCompleted:
-		return Complete(call, subrunBy, cr.Output), true
+		return Complete(call, subrunBy, cr.Output), &u, true
 	case actors.StatusFailed:
 		kind, msg := "", ""
 		if cr.Error != nil {
 			kind, msg = cr.Error.Kind, cr.Error.Message
 		}
 		details["kind"], details["message"] = kind, msg
-		return FailWith(call, subrunBy, fmt.Sprintf("the sub-run of agent %q failed (%s): %s", ref.Agent, kind, msg), details), true
+		return FailWith(call, subrunBy, fmt.Sprintf("the sub-run of agent %q failed (%s): %s", ref.Agent, kind, msg), details), &u, true
 	case actors.StatusCancelled:
 		details["kind"], details["message"] = "cancelled", cr.CancelReason
-		return FailWith(call, subrunBy, fmt.Sprintf("the sub-run of agent %q was cancelled: %s", ref.Agent, cr.CancelReason), details), true
+		return FailWith(call, subrunBy, fmt.Sprintf("the sub-run of agent %q was cancelled: %s", ref.Agent, cr.CancelReason), details), &u, true
 	}
-	return Decision{}, false
+	return Decision{}, nil, false
 }
 
 // cancelChildren cancels the children of run of session that have not

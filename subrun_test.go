@@ -292,3 +292,32 @@ func returnKinds(t *testing.T, rt *weft.Runtime, session string) map[string]tool
 type atomicCounter struct{ n atomic.Int32 }
 
 func (c *atomicCounter) p() *atomic.Int32 { return &c.n }
+
+// TestAgentToolUsageCountsAgainstParent: a child's usage is added to its
+// parent's, and counts against the parent's limits.
+func TestAgentToolUsageCountsAgainstParent(t *testing.T) {
+	for _, limited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "counted", true: "limited"}[limited], func(t *testing.T) {
+			rt := newRuntime(t)
+			helper := newAgentNamed(t, rt, "helper", weft.AgentConfig{Model: llm.AlwaysText("ok")})
+			cfg := weft.AgentConfig{Model: delegating("helper", "a"), Tools: []toolsets.Tool{agentTool(t, helper)}}
+			if limited {
+				cfg.Limits.Requests = weft.AtMost(2)
+			}
+			boss := newAgentNamed(t, rt, "boss", cfg)
+			sess := boss.NewSession()
+			res, err := sess.Run(t.Context(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res = settle(t, sess, res.RunID)
+			var re *weft.RunError
+			switch {
+			case !limited && (res.Status != weft.StatusCompleted || res.Usage.Requests != 3):
+				t.Fatalf("parent %s with %d requests; want completed with 3 (2 own, 1 child's)", res.Status, res.Usage.Requests)
+			case limited && (res.Status != weft.StatusFailed || !errors.As(res.Err, &re) || re.Kind != "usage_limit_exceeded"):
+				t.Fatalf("parent %s (%v); want usage_limit_exceeded", res.Status, res.Err)
+			}
+		})
+	}
+}

@@ -98,3 +98,21 @@ func (h *Host) Go(fn func(ctx context.Context)) {
 
 // Logger returns the host's logger.
 func (h *Host) Logger() *slog.Logger { return h.log }
+
+// addUsage adds the usage of a deferred result (a sub-run's) to u.
+func addUsage(u *events.Usage, add *events.Usage) {
+	if add == nil {
+		return
+	}
+	u.Requests += add.Requests
+	u.InputTokens += add.InputTokens
+	u.OutputTokens += add.OutputTokens
+	u.CacheReadTokens += add.CacheReadTokens
+	u.CacheWriteTokens += add.CacheWriteTokens
+	u.ToolCalls += add.ToolCalls
+}
+
+// negativeUsage reports whether a field of u is negative.
+func negativeUsage(u events.Usage) bool {
+	return u.Requests < 0 || u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 || u.ToolCalls < 0
+}

@@ -112,9 +112,12 @@ type RunState struct {
 	// OutputRejections counts the final outputs an output validator
 	// rejected in this run.
 	OutputRejections int
-	Usage            events.Usage
-	Error            *events.ErrorInfo
-	CancelReason     string
+	// SubrunRequests counts the model requests of the run's sub-runs
+	// (the usage of deferred results), which count against Limits.Requests.
+	SubrunRequests int64
+	Usage          events.Usage
+	Error          *events.ErrorInfo
+	CancelReason   string
 }
 
 // CallState is one tool call of the current batch.
@@ -424,6 +427,10 @@ func (s *SessionState) apply(rec record) error {
 		}
 		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Authenticated: d.Authenticated, Result: d.Return}
 		r.decided(c.Decision)
+		addUsage(&r.Usage, d.Usage)
+		if d.Usage != nil {
+			r.SubrunRequests += d.Usage.Requests
+		}
 	case events.TypeElicitationAnswered:
 		d, err := decode[events.ElicitationAnswered](rec)
 		if err != nil {

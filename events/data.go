@@ -245,6 +245,9 @@ type DeferredResolved struct {
 	By string `json:"by,omitempty"`
 	// Authenticated is ApprovalDecided's: By is an authenticated principal.
 	Authenticated bool `json:"authenticated,omitempty"`
+	// Usage is the usage of the work that produced the result (a
+	// sub-run's), added to the run's (optional).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ToolsetInitialized (toolset.initialized) records that a toolset started
