@@ -13,6 +13,7 @@ import (
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/projections"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -137,6 +138,15 @@ func TestAgentToolChildrenRunInParallel(t *testing.T) {
 		if d.ParentSessionID != sess.ID() || d.ParentRunID != res.RunID || d.ParentToolCallID == "" || d.Depth != 1 || d.Agent != "researcher" {
 			t.Errorf("child run.started %+v does not name its parent", d)
 		}
+	}
+	// The tree projection shows the parent with its two children.
+	tree := projections.NewTree()
+	if _, err := projections.NewRunner(rt.Store(), []projections.Projection{tree}).CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	root, ok := tree.Of(projections.RunRef{SessionID: sess.ID(), RunID: res.RunID})
+	if !ok || len(root.Children) != 2 || root.Children[0].Status != projections.RunCompleted || root.Children[0].Agent != "researcher" {
+		t.Errorf("tree %+v", root)
 	}
 }
 

@@ -25,8 +25,8 @@ usage, what it waits for, its toolsets and its messages.`, stderr)
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
-		archive := projections.NewArchive()
-		if _, err := s.build(ctx, archive); err != nil {
+		archive, tree := projections.NewArchive(), projections.NewTree()
+		if _, err := s.build(ctx, archive, tree); err != nil {
 			return err
 		}
 		a, err := archive.Session(id)
@@ -37,6 +37,7 @@ usage, what it waits for, its toolsets and its messages.`, stderr)
 			return writeJSON(stdout, a)
 		}
 		printArchive(stdout, a, *messages)
+		printTree(stdout, tree.Session(id))
 		return nil
 	})
 }
