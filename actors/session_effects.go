@@ -167,7 +167,7 @@ func (a *sessionActor) endRun(cause error) {
 
 // mem returns the in-memory part of run r, creating it.
 func (a *sessionActor) mem(r *RunState) (*runMem, error) {
-	if a.run != nil && a.run.id == r.ID {
+	if a.run != nil && a.run.id == r.ID && a.run.spec.Name == r.Agent {
 		return a.run, nil
 	}
 	a.endRun(errRunCancelled)

@@ -463,6 +463,12 @@ func (s *SessionState) apply(rec record) error {
 		}
 		r.Error = &d.Error
 		s.end(r, StatusFailed)
+	case events.TypeRunHandoff:
+		d, err := decode[events.RunHandoff](rec)
+		if err != nil {
+			return err
+		}
+		r.Agent = d.To
 	case events.TypeRunCancelled:
 		d, err := decode[events.RunCancelled](rec)
 		if err != nil {

@@ -53,6 +53,16 @@ type RunStarted struct {
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
+// RunHandoff (run.handoff) records that the model handed the rest of the
+// run over to another agent (a weft.Handoff tool): from the run.handoff
+// on, the run's model, tools and instructions are the To agent's.
+type RunHandoff struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// ToolCallID is the call of the handoff tool.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
 // RunWaiting (run.waiting) records that a run paused until approvals or
 // deferred tool calls are resolved.
 type RunWaiting struct {
