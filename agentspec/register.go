@@ -88,7 +88,18 @@ func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string]
 		cfg.Tools = append(cfg.Tools, extra[f.Agents[i].Name]...)
 		cfgs[i] = cfg
 	}
-	for i, a := range f.Agents {
+	order, err := f.agentToolOrder()
+	if err != nil {
+		return nil, err
+	}
+	registered := make([]*weft.Agent, len(f.Agents))
+	for _, i := range order {
+		a := f.Agents[i]
+		tools, err := f.agentTools(i, h)
+		if err != nil {
+			return nil, err
+		}
+		cfgs[i].Tools = append(cfgs[i].Tools, tools...)
 		v := f.AgentVersion(a.Name)
 		cfgs[i].OnRunStart = append(cfgs[i].OnRunStart, func(_ context.Context, rs *weft.RunStart) error {
 			rs.Metadata[MetaVersion] = v
@@ -98,9 +109,11 @@ func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string]
 		if err != nil {
 			return nil, f.registerError(i, err)
 		}
+		registered[i] = agent
 		h.Agents = append(h.Agents, agent)
 		h.versions[a.Name] = v
 	}
+	h.Agents = registered // in the file's order
 	return h, nil
 }
 
