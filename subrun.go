@@ -130,6 +130,29 @@ func (s *subruns) settleParent(ctx context.Context, session, run string) {
 	}
 }
 
+// endedDecisions returns the decisions that settle the items of waiting
+// run r that wait for sub-runs which have ended, except those decided
+// already: a person's resume of a parent's own items carries them.
+func (s *subruns) endedDecisions(ctx context.Context, session string, r *actors.RunState, decided []actors.Decision) []actors.Decision {
+	have := map[string]bool{}
+	for _, d := range decided {
+		have[d.ID] = true
+	}
+	var out []actors.Decision
+	for _, it := range r.Pending() {
+		ref, ok := subrunOf(it.Metadata)
+		if !ok || have[it.ID] {
+			continue
+		}
+		if d, usage, ended := s.childEnd(ctx, session, r.ID, it.ID, ref); ended {
+			cd := d.command()
+			cd.Usage = usage
+			out = append(out, cd)
+		}
+	}
+	return out
+}
+
 // childEnd returns the decision that settles call of the parent with the
 // end of child ref, and whether the child has ended. A child run that does
 // not name this call as its parent fails the call. usage is the child's.

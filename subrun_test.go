@@ -331,3 +331,38 @@ func TestAgentToolUsageCountsAgainstParent(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentToolParentWithItsOwnApproval: a parent that waits both for its
+// own approval and for a sub-run is resumed by the person's decision once
+// the sub-run has ended: the resume carries the sub-run's end.
+func TestAgentToolParentWithItsOwnApproval(t *testing.T) {
+	rt := newRuntime(t)
+	var runs atomicCounter
+	helper := newAgentNamed(t, rt, "helper", weft.AgentConfig{Model: llm.AlwaysText("helped")})
+	model := llm.NewScripted(llm.ScriptToolCalls(call("h1", "helper", `{"prompt":"help"}`), call("d1", "deploy", `{}`)), llm.ScriptText("all done"))
+	boss := newAgentNamed(t, rt, "boss", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{agentTool(t, helper), deployTool(t, runs.p())}})
+	sess := boss.NewSession()
+	res, err := sess.Run(t.Context(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = settle(t, sess, res.RunID)
+	if res.Status != weft.StatusWaiting || len(res.Pending.Approvals) != 1 {
+		t.Fatalf("parent %s, pending %+v", res.Status, res.Pending)
+	}
+	// The helper has ended by now: its end rides with the decision.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err = sess.Resume(t.Context(), weft.Approve("d1", "alice", nil))
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the sub-run may still be going
+	}
+	if err != nil || res.Status != weft.StatusCompleted || res.Output != "all done" {
+		t.Fatalf("Resume = %+v, %v", res, err)
+	}
+	if got := string(lastUserMessage(t, model, 1).ToolReturns()[0].Content); got != `"helped"` {
+		t.Errorf("the helper's return: %s", got)
+	}
+}
