@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -194,7 +195,7 @@ type Runtime struct {
 	closeErr  error
 	// sub delivers the ends of sub-runs (subrun.go), from the first
 	// agent tool on.
-	sub     *subruns
+	sub     atomic.Pointer[subruns]
 	subOnce sync.Once
 }
 
@@ -339,10 +340,10 @@ func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return ids, err
 	}
-	if rt.sub != nil {
+	if sub := rt.sub.Load(); sub != nil {
 		// Agent tools are registered: deliver the ends of sub-runs a
 		// dead process left undelivered, cancel orphans.
-		if err := rt.sub.recoverScan(ctx); err != nil {
+		if err := sub.recoverScan(ctx); err != nil {
 			return ids, fmt.Errorf("weft: recover sub-runs: %w", err)
 		}
 	}

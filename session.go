@@ -82,10 +82,10 @@ func (s *Session) resumeCommand(ctx context.Context, decisions []Decision) (acto
 		}
 		cmd.Decisions[i] = d.command()
 	}
-	if s.agent.rt.sub != nil {
+	if sub := s.agent.rt.sub.Load(); sub != nil {
 		// The sub-runs the run also waits for: their ends, when they
 		// have ended, complete the resume (subrun.go).
-		cmd.Decisions = append(cmd.Decisions, s.agent.rt.sub.endedDecisions(ctx, s.id, r, cmd.Decisions)...)
+		cmd.Decisions = append(cmd.Decisions, sub.endedDecisions(ctx, s.id, r, cmd.Decisions)...)
 	}
 	return cmd, nil
 }

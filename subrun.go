@@ -29,10 +29,11 @@ type subruns struct {
 // call on.
 func (rt *Runtime) subs() *subruns {
 	rt.subOnce.Do(func() {
-		rt.sub = &subruns{rt: rt, tools: map[string]bool{}}
-		rt.host.OnSettled(rt.sub.settled)
+		s := &subruns{rt: rt, tools: map[string]bool{}}
+		rt.host.OnSettled(s.settled)
+		rt.sub.Store(s)
 	})
-	return rt.sub
+	return rt.sub.Load()
 }
 
 func (s *subruns) addTool(name string) {
