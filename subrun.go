@@ -18,8 +18,7 @@ import (
 // ended first) and a scan at Recover (what a dead process did not
 // deliver). Nothing waits in memory for a child.
 type subruns struct {
-	rt   *Runtime
-	once sync.Once
+	rt *Runtime
 
 	mu    sync.Mutex
 	tools map[string]bool // the names of agent tools registered on the runtime
