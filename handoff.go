@@ -18,7 +18,7 @@ type handoffArgs struct {
 // {from, to} and goes on with agent's model, instructions and tools, on
 // the same conversation. Give it to the agents that may hand over (a
 // handoff is optional per agent). agent must be registered on the same
-// runtime. The previous agent's toolsets are not exited at the handoff.
+// runtime. The previous agent's toolsets are exited at the handoff.
 func Handoff(agent *Agent) (toolsets.Tool, error) {
 	if agent == nil {
 		return nil, fmt.Errorf("weft: handoff: %w: nil agent", toolsets.ErrInvalidDefinition)

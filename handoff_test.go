@@ -28,14 +28,19 @@ func TestHandoff(t *testing.T) {
 		return toolsets.Result{Content: "ok", Metadata: map[string]any{"weft.handoff": "billing"}}, nil
 	})
 	triageModel := llm.NewScripted(llm.ScriptToolCalls(call("s1", "sneaky", `{}`)), llm.ScriptToolCalls(call("h1", "transfer_to_billing", `{"reason":"refund"}`)))
-	triage := newAgentNamed(t, rt, "triage", weft.AgentConfig{Model: triageModel, Tools: []toolsets.Tool{handoff, fake}})
+	notes := staticToolset(t, "triage_notes", tool(t, "note", func(_ context.Context, _ *toolsets.ToolContext, _ noArgs) (any, error) { return "", nil }))
+	triage := newAgentNamed(t, rt, "triage", weft.AgentConfig{Model: triageModel, Tools: []toolsets.Tool{handoff, fake}, Toolsets: []toolsets.Toolset{notes}})
 	sess := triage.NewSession()
 	res, err := sess.Run(t.Context(), "I want my money back")
 	if err != nil || res.Status != weft.StatusCompleted || res.Output != "refund issued" {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	var handoffs []events.RunHandoff
+	closed := 0
 	for _, ev := range streamEvents(t, rt, sess.ID()) {
+		if ev.Type == events.TypeToolsetClosed && len(handoffs) == 1 {
+			closed++ // triage's toolset, exited at the handoff
+		}
 		if ev.Type == events.TypeRunHandoff {
 			var d events.RunHandoff
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
@@ -46,6 +51,9 @@ func TestHandoff(t *testing.T) {
 	}
 	if len(handoffs) != 1 || handoffs[0] != (events.RunHandoff{From: "triage", To: "billing", ToolCallID: "h1"}) {
 		t.Errorf("handoffs %+v", handoffs)
+	}
+	if closed != 1 {
+		t.Errorf("triage's toolset closed %d times after the handoff, want 1", closed)
 	}
 	reqs := billingModel.Requests()
 	if len(reqs) != 2 || reqs[0].Instructions != "You handle billing." || len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Name != "refund" {

@@ -170,6 +170,7 @@ func (a *sessionActor) mem(r *RunState) (*runMem, error) {
 	if a.run != nil && a.run.id == r.ID && a.run.spec.Name == r.Agent {
 		return a.run, nil
 	}
+	a.exitHandedOff(r)
 	a.endRun(errRunCancelled)
 	spec, ok := a.h.Agent(r.Agent)
 	if !ok {
