@@ -39,7 +39,8 @@ type CapabilityBundle struct {
 	// ModelRequestHooks see and may amend every model request (its
 	// instructions, messages, tools and settings) before it is sent, in
 	// bundle order. An error fails the run with kind capability_error
-	// and the model is not called. Their changes are not recorded.
+	// and the model is not called. When they change the request,
+	// model.response records its digests before and after them.
 	ModelRequestHooks []ModelRequestHook
 	// RunCompleteHooks see each final output the output validators
 	// accepted, before the run completes; an error fails the run with

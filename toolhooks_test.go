@@ -233,6 +233,22 @@ func TestFailingCapabilityHooks(t *testing.T) {
 			if tc.name == "request hook amends" && !strings.HasSuffix(model.Requests()[0].Instructions, "Answer in French.") {
 				t.Errorf("instructions sent: %q", model.Requests()[0].Instructions)
 			}
+			for _, ev := range streamEvents(t, rt, sess.ID()) {
+				if ev.Type != events.TypeModelResponse {
+					continue
+				}
+				var d events.ModelResponse
+				if err := json.Unmarshal(ev.Data, &d); err != nil {
+					t.Fatal(err)
+				}
+				amended := d.RequestAmended != nil && d.RequestAmended.DigestBefore != d.RequestAmended.DigestAfter
+				if amended != (tc.name == "request hook amends") {
+					t.Errorf("request_amended %+v", d.RequestAmended)
+				}
+				if strings.Contains(string(ev.Data), "French") {
+					t.Errorf("model.response holds the amended request: %s", ev.Data)
+				}
+			}
 			evs := streamEvents(t, rt, sess.ID())
 			closed := false
 			for i, ev := range evs {

@@ -2,11 +2,15 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
 )
 
 // FailCapability is the failure kind of a run whose capability hook (a
@@ -17,8 +21,9 @@ const FailCapability = "capability_error"
 // amend it: its instructions, messages, tools and settings (the run info
 // is restored after it). It runs on the goroutine that calls the model,
 // in hook order; an error fails the run with FailCapability, and the
-// model is not called. Its changes are not recorded: the model.request
-// event holds what the runtime built.
+// model is not called. The model.request event holds what the runtime
+// built; when the hooks changed it, model.response records the digests
+// of the request before and after them (request_amended).
 type RequestHook func(ctx context.Context, req *llm.Request) error
 
 // RunCompleteHook sees a run's final output before run.completed is
@@ -36,12 +41,13 @@ type RunCompletion struct {
 	Output    string
 }
 
-// runRequestHooks runs hooks over a copy of req, which it returns; the
-// copy shares nothing the hooks may change with req. err says which hook
-// failed.
-func runRequestHooks(ctx context.Context, hooks []RequestHook, req *llm.Request) (*llm.Request, error) {
+// runRequestHooks runs hooks over a copy of req, which it returns with
+// the digests of the request before and after them when they changed it;
+// the copy shares nothing the hooks may change with req. err says which
+// hook failed.
+func runRequestHooks(ctx context.Context, hooks []RequestHook, req *llm.Request) (*llm.Request, *events.Amendment, error) {
 	if len(hooks) == 0 {
-		return req, nil
+		return req, nil, nil
 	}
 	cp := *req
 	cp.Messages = slices.Clone(req.Messages)
@@ -53,11 +59,19 @@ func runRequestHooks(ctx context.Context, hooks []RequestHook, req *llm.Request)
 			continue
 		}
 		if err := callCapability(func() error { return h(ctx, &cp) }); err != nil {
-			return nil, fmt.Errorf("model-request hook %d: %w", i+1, err)
+			return nil, nil, fmt.Errorf("model-request hook %d: %w", i+1, err)
 		}
 	}
 	cp.Run = req.Run
-	return &cp, nil
+	before, err1 := json.Marshal(req)
+	after, err2 := json.Marshal(&cp)
+	if err1 != nil || err2 != nil {
+		return nil, nil, fmt.Errorf("model-request hooks: the amended request does not encode: %w", errors.Join(err1, err2))
+	}
+	if string(before) == string(after) {
+		return &cp, nil, nil
+	}
+	return &cp, &events.Amendment{DigestBefore: toolsets.Digest(before), DigestAfter: toolsets.Digest(after)}, nil
 }
 
 // runCompleteHooks runs hooks over done in order; err says which failed.

@@ -21,6 +21,8 @@ type modelReply struct {
 	// capability is why a capability hook failed (a model-request hook:
 	// no resp; a run-complete hook: with resp), "" when none did.
 	capability string
+	// amended is set when model-request hooks changed the request.
+	amended *events.Amendment
 }
 
 // requestModel records model.request (after reports, the preparation's)
@@ -103,7 +105,7 @@ func (k core) modelReply(mr *modelReply) decision {
 		Model: resp.Model, Message: msg, FinishReason: string(resp.FinishReason), ToolCallIDs: ids,
 		Usage: &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens,
 			CacheReadTokens: ru.CacheReadTokens, CacheWriteTokens: ru.CacheWriteTokens},
-		Attempts: resp.Attempts, OutputRejected: mr.rejected})
+		Attempts: resp.Attempts, OutputRejected: mr.rejected, RequestAmended: mr.amended})
 	respRec.extra = message
 	recs := []record{respRec}
 	snapshot := func(u events.Usage) record {

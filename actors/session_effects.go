@@ -92,7 +92,7 @@ func (a *sessionActor) callModel(req *llm.Request) {
 	m.f = m.f.performed(effCallModel{req: req})
 	run, step, self, ctx, model, validators, session, spec := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id, m.spec
 	go func() {
-		req, herr := runRequestHooks(ctx, spec.RequestHooks, req)
+		req, amended, herr := runRequestHooks(ctx, spec.RequestHooks, req)
 		if herr != nil {
 			a.h.system.Root.Send(self, &modelReply{runID: run, step: step, capability: herr.Error()})
 			return
@@ -107,7 +107,7 @@ func (a *sessionActor) callModel(req *llm.Request) {
 				}
 			}
 		}
-		a.h.system.Root.Send(self, &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected, capability: capability})
+		a.h.system.Root.Send(self, &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected, capability: capability, amended: amended})
 	}()
 }
 

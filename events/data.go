@@ -121,6 +121,17 @@ type ModelResponse struct {
 	// response's final text: the message the model gets as a retry
 	// prompt (optional).
 	OutputRejected string `json:"output_rejected,omitempty"`
+	// RequestAmended is set when model-request hooks changed the request
+	// before it was sent: the digests of the request's JSON before and
+	// after them (never the request itself; optional).
+	RequestAmended *Amendment `json:"request_amended,omitempty"`
+}
+
+// Amendment records that hooks changed a value, by the "sha256:<hex>"
+// digests of its JSON before and after.
+type Amendment struct {
+	DigestBefore string `json:"digest_before"`
+	DigestAfter  string `json:"digest_after"`
 }
 
 // ToolRequested (tool.requested) records a tool call the model asked for.
