@@ -340,3 +340,40 @@ func TestHooksOfRemoteCalls(t *testing.T) {
 		t.Errorf("records %s", got)
 	}
 }
+
+// TestAgentHooksCoverEveryToolOfARun: the agent's hooks run around every
+// tool a run can call, whichever registry path brought it: a loose tool,
+// a tool of the agent's (hooked) toolset, a tool of a toolset attached to
+// the run only (WithToolsets); in a second run too, which reuses the
+// compiled registry of the agent's tools.
+func TestAgentHooksCoverEveryToolOfARun(t *testing.T) {
+	rt := newRuntime(t)
+	agent, inner := newHookCounter(), newHookCounter()
+	mk := func(name string) toolsets.Tool {
+		return tool(t, name, func(context.Context, *toolsets.ToolContext, noArgs) (any, error) { return name, nil })
+	}
+	own, err := toolsets.HookToolset(staticToolset(t, "own", mk("in_toolset")), inner.hook("toolset"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := llm.ScriptToolCalls(call("1", "loose", `{}`), call("2", "in_toolset", `{}`), call("3", "attached", `{}`))
+	model := llm.NewScripted(calls, llm.ScriptText("ok"), calls, llm.ScriptText("ok"))
+	a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: []toolsets.Tool{mk("loose")}, Toolsets: []toolsets.Toolset{own},
+		ToolHooks: []toolsets.Hook{agent.hook("agent")}})
+	for i := range 2 {
+		res, err := a.NewSession().Run(t.Context(), "go", weft.WithToolsets(staticToolset(t, "extra", mk("attached"))))
+		if err != nil || res.Status != weft.StatusCompleted {
+			t.Fatalf("run %d = %+v, %v", i, res, err)
+		}
+	}
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	for _, name := range []string{"loose", "in_toolset", "attached"} {
+		if agent.before[name] != 2 || agent.after[name] != 2 {
+			t.Errorf("%s: the agent's hooks ran %d/%d times over two runs, want 2/2", name, agent.before[name], agent.after[name])
+		}
+	}
+	if inner.before["in_toolset"] != 2 || len(inner.before) != 1 {
+		t.Errorf("the toolset's hooks ran %v", inner.before)
+	}
+}
