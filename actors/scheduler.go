@@ -633,7 +633,7 @@ func (a *schedulerActor) cancelRemote(cancel bool) {
 func (a *schedulerActor) fail(c actor.Context, call ToolRequest, msg string) {
 	content, _ := json.Marshal(msg)
 	ret := toolsets.Return{CallID: call.CallID, ToolName: call.Name, Kind: toolsets.KindExecution, IsError: true,
-		Content: content, Control: &toolsets.Control{Message: msg}}
+		Content: content, Control: &toolsets.Control{Message: msg}, Hooks: a.beforeRecs[call.CallID]}
 	c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: ToolReport{Type: ReportReturned, CallID: call.CallID, Tool: call.Name, Return: &ret}})
 	a.maybeDone(c)
 }
