@@ -118,6 +118,10 @@ type ToolRequested struct {
 	Toolset      string          `json:"toolset,omitempty"`
 	Arguments    json.RawMessage `json:"arguments,omitempty"`
 	RawArguments string          `json:"raw_arguments,omitempty"`
+	// Parent is the call whose program made this call (code mode: a
+	// call of run_code's program, id "<parent>.<n>"); "" for a call the
+	// model made.
+	Parent string `json:"parent,omitempty"`
 }
 
 // NewToolRequested returns the data of a tool.requested event for a call

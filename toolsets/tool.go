@@ -85,7 +85,7 @@ func newFuncTool[A, R any](name string, fn func(context.Context, *ToolContext, A
 	if s.has(fSchema) {
 		def.Parameters, err = schemaJSON(s.schema)
 	} else {
-		def.Parameters, err = inferSchema(at)
+		def.Parameters, err = inferAnnotated(at)
 	}
 	if err != nil {
 		return fail(err)
@@ -108,6 +108,11 @@ func (t *funcTool[A, R]) Call(ctx context.Context, tc *ToolContext, args json.Ra
 	if len(args) > 0 {
 		if err := decodeInto(args, &a); err != nil {
 			return nil, decodeProblem(err)
+		}
+	}
+	if tc != nil && tc.bound != nil {
+		if err := bindLive(&a, tc.bound); err != nil {
+			return nil, InvalidArguments("", err.Error(), "Pass a variable of the type the parameter wants.")
 		}
 	}
 	if t.isMap {
