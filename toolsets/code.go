@@ -18,6 +18,9 @@ import (
 type CodeInput struct {
 	Journal   []Return                   `json:"journal,omitempty"`
 	Variables map[string]json.RawMessage `json:"variables,omitempty"`
+	// Objects are the durable variables that hold host objects: variable
+	// name → the name the object is registered under, bound again by it.
+	Objects map[string]string `json:"objects,omitempty"`
 }
 
 // MetaCodeCall is the key of the public metadata of a [KindCallDeferred]

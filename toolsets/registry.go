@@ -365,10 +365,14 @@ func (r *Registry) admit(inv Invocation) (e *entry, args json.RawMessage, live m
 // registry's variable sources (code mode's host objects).
 func (r *Registry) variables(inv Invocation) Variables {
 	var v Variables
+	var handles map[string]string
 	if inv.Code != nil {
-		v.Durable = inv.Code.Variables
+		v.Durable, handles = inv.Code.Variables, inv.Code.Objects
 	}
 	v.Live = func(name string) (any, bool) {
+		if h, ok := handles[name]; ok {
+			name = h
+		}
 		r.mu.RLock()
 		defer r.mu.RUnlock()
 		for _, e := range r.order {
