@@ -201,7 +201,7 @@ func (p *program) call(def toolsets.Definition, params []string, args starlark.T
 		p.diverged = &DivergenceError{Index: n + 1, Recorded: rec.ToolName, Got: def.Name}
 		return nil, p.diverged
 	}
-	if !rec.Success && rec.Kind != toolsets.KindFeedback {
+	if !rec.Success {
 		p.failedTool = def.Name
 		typ, msg, ok := rec.CapturedError()
 		if !ok || msg == "" {

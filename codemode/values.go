@@ -65,6 +65,27 @@ func (o objectValue) Attr(name string) (starlark.Value, error) {
 	return toStarlark(v, nil)
 }
 
+// recordValue is a JSON object from a tool's return: a dict whose keys
+// are also attributes (slot.starts_at as well as slot["starts_at"]).
+type recordValue struct{ *starlark.Dict }
+
+func (r recordValue) Attr(name string) (starlark.Value, error) {
+	if v, found, _ := r.Dict.Get(starlark.String(name)); found {
+		return v, nil
+	}
+	return r.Dict.Attr(name)
+}
+
+func (r recordValue) AttrNames() []string {
+	var names []string
+	for _, k := range r.Dict.Keys() {
+		if s, ok := k.(starlark.String); ok {
+			names = append(names, string(s))
+		}
+	}
+	return append(names, r.Dict.AttrNames()...)
+}
+
 // methodValue is a Go method as a Starlark function.
 func methodValue(name string, m Method) *starlark.Builtin {
 	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -182,7 +203,7 @@ func toStarlarkDepth(v any, objects map[string]any, depth int) (starlark.Value, 
 			}
 			_ = d.SetKey(starlark.String(k), sv)
 		}
-		return d, nil
+		return recordValue{d}, nil
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -264,6 +285,8 @@ func toGoDepth(v starlark.Value, live bool, depth int) (any, error) {
 		return seqToGo(x, live, depth)
 	case starlark.Tuple:
 		return seqToGo(x, live, depth)
+	case recordValue:
+		return toGoDepth(x.Dict, live, depth)
 	case *starlark.Dict:
 		m := make(map[string]any, x.Len())
 		for _, kv := range x.Items() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -387,16 +388,44 @@ func (r *Registry) variables(inv Invocation) Variables {
 	return v
 }
 
-// unwrapTool returns the tool t wraps (a wrapper has Unwrap() Tool), or t.
+// unwrapTool returns the tool t wraps, or t: a wrapper has Unwrap() Tool
+// or embeds the Tool it wraps (a decorator struct).
 func unwrapTool(t Tool) Tool {
 	for range 8 {
-		u, ok := t.(interface{ Unwrap() Tool })
+		if u, ok := t.(interface{ Unwrap() Tool }); ok {
+			t = u.Unwrap()
+			continue
+		}
+		inner, ok := embeddedTool(t)
 		if !ok {
 			return t
 		}
-		t = u.Unwrap()
+		t = inner
 	}
 	return t
+}
+
+var toolType = reflect.TypeFor[Tool]()
+
+// embeddedTool returns the Tool embedded in struct (or *struct) t.
+func embeddedTool(t Tool) (Tool, bool) {
+	v := reflect.ValueOf(t)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Anonymous && f.Type == toolType && !v.Field(i).IsNil() {
+			return v.Field(i).Interface().(Tool), true
+		}
+	}
+	return nil, false
 }
 
 // attempt runs the tool once (attempt counts from 1), recovering a panic
