@@ -203,4 +203,3 @@ func Example_calendar() {
 	// 1 move
 	// run_code returned "3 meetings today; moved to 2026-03-02T12:00:00Z"
 }
-
