@@ -64,6 +64,9 @@ func (k core) check(cs *CallState) (toolsets.Return, bool) {
 		// Approved, or answered: it was checked before it first ran.
 		return toolsets.Return{}, false
 	}
+	if ret, refused := k.unselected(cs); refused {
+		return ret, true
+	}
 	if ret, refused := refuseMalformed(k.f.prep, cs); refused {
 		return ret, true
 	}

@@ -21,12 +21,16 @@ func codeMode(r *RunState) bool {
 // requestTools are the tool definitions a model request of run r offers:
 // the step's, or in code mode its system tools only.
 func (k core) requestTools(r *RunState) []llm.ToolDefinition {
-	if !codeMode(r) || k.f.prep.Registry == nil {
+	keep, _ := k.selection(r) // an invalid selection fails the run first (requestModel)
+	if (!codeMode(r) && keep == nil) || k.f.prep.Registry == nil {
 		return k.f.prep.Tools
 	}
 	var out []llm.ToolDefinition
 	for _, d := range k.f.prep.Tools {
-		if def, ok := k.f.prep.Registry.Lookup(d.Name); ok && def.Visibility == toolsets.System {
+		if keep != nil && !keep[d.Name] {
+			continue
+		}
+		if def, ok := k.f.prep.Registry.Lookup(d.Name); ok && (!codeMode(r) || def.Visibility == toolsets.System) {
 			out = append(out, d)
 		}
 	}
@@ -64,7 +68,7 @@ func (k core) expand(r *RunState) (string, error) {
 // requestNames are the names of the tools a model request of run r
 // offers (model.request records them).
 func (k core) requestNames(r *RunState) []string {
-	if !codeMode(r) {
+	if _, has := r.Metadata[MetaToolSelection]; !has && !codeMode(r) {
 		return k.f.prep.Names
 	}
 	tools := k.requestTools(r)

@@ -23,6 +23,9 @@ type modelReply struct {
 // requestModel records model.request (after reports, the preparation's)
 // and calls the model for the step it opens.
 func (k core) requestModel(r *RunState, spec *AgentSpec, reports []record) decision {
+	if _, err := k.selection(r); err != nil {
+		return k.fail(r, FailPolicy, err.Error())
+	}
 	if _, err := k.expand(r); err != nil {
 		return k.fail(r, FailToolset, "the instructions' tool placeholders: "+err.Error())
 	}
