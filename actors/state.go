@@ -118,6 +118,9 @@ type RunState struct {
 	Usage            events.Usage
 	Error            *events.ErrorInfo
 	CancelReason     string
+	// Handlers are the error handlers the run's calls registered
+	// (core_handlers.go).
+	Handlers []*HandlerState
 }
 
 // CallState is one tool call of the current batch.
@@ -379,6 +382,7 @@ func (s *SessionState) apply(rec record) error {
 		c.Return, c.Requested, c.Decision = &ret, false, nil
 		c.Pending = ""
 		s.foldCode(&ret)
+		r.foldHandlers(c, &ret)
 		switch ret.Kind {
 		case toolsets.KindApprovalRequired:
 			c.Pending = PendingApproval
@@ -402,6 +406,8 @@ func (s *SessionState) apply(rec record) error {
 				c.Arguments = args
 			}
 		}
+	case events.TypeErrorHandlerRan:
+		return r.foldHandlerRan(rec)
 	case events.TypeRunWaiting:
 		r.Status = StatusWaiting
 	case events.TypeApprovalDecided:

@@ -367,6 +367,18 @@ type ToolSearchFailed struct {
 	Toolset string `json:"toolset,omitempty"`
 }
 
+// ErrorHandlerRan (error_handler.ran) records that an error handler a
+// tool call registered (in its tool.returned) ran, after its run failed
+// or was cancelled: the call (the event's tool_call_id), the tool, the
+// handler, why it ran ("failed" or "cancelled"), and its error if it
+// failed.
+type ErrorHandlerRan struct {
+	Tool    string     `json:"tool"`
+	Handler string     `json:"handler"`
+	Reason  string     `json:"reason"`
+	Error   *ErrorInfo `json:"error,omitempty"`
+}
+
 // UsageSnapshot (usage.snapshot) records cumulative usage at a point in a
 // run or session.
 type UsageSnapshot struct {

@@ -311,7 +311,7 @@ func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
 		if out.err != nil {
 			return ret.fromError(out)
 		}
-		return ret.success(out.val)
+		return registerHandlers(e.tool, out.val, ret.success(out.val))
 	}
 }
 
