@@ -351,6 +351,25 @@ func (e *Env) predeclared(in *toolsets.CodeInput, p *program) (starlark.StringDi
 			return p.call(def, params, args, kwargs)
 		})
 	}
+	if _, taken := d[DocstrName]; !taken {
+		d[DocstrName] = starlark.NewBuiltin(DocstrName, func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+			if len(args) != 1 || len(kwargs) != 0 {
+				return nil, fmt.Errorf("docstr() takes one argument: a name or a value")
+			}
+			if s, ok := args[0].(starlark.String); ok {
+				doc, err := e.Describe(string(s))
+				return starlark.String(doc), err
+			}
+			if o, ok := args[0].(objectValue); ok {
+				return starlark.String(describeObject(o.Type(), o.goValue())), nil
+			}
+			if b, ok := args[0].(*starlark.Builtin); ok {
+				doc, err := e.Describe(b.Name())
+				return starlark.String(doc), err
+			}
+			return starlark.String(args[0].Type() + ": " + Render(args[0])), nil
+		})
+	}
 	return d, restored
 }
 

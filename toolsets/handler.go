@@ -61,7 +61,7 @@ func (t *funcTool[A, R]) ErrorHandlers() []ErrorHandler { return t.handlers }
 // ErrorHandlerOf returns the error handler name that tool t declared
 // (looking through wrappers).
 func ErrorHandlerOf(t Tool, name string) (ErrorHandler, bool) {
-	ht, ok := unwrapTool(t).(handlerTool)
+	ht, ok := findTool[handlerTool](t)
 	if !ok {
 		return ErrorHandler{}, false
 	}
@@ -97,7 +97,7 @@ func ErrorHandlersOf(ret *Return) []string {
 // val, the handlers it registers; a Result naming a handler t does not
 // declare fails the call.
 func registerHandlers(t Tool, val any, ret Return) Return {
-	ht, ok := unwrapTool(t).(handlerTool)
+	ht, ok := findTool[handlerTool](t)
 	if !ok || !ret.Success {
 		return ret
 	}

@@ -377,7 +377,7 @@ func (r *Registry) variables(inv Invocation) Variables {
 		r.mu.RLock()
 		defer r.mu.RUnlock()
 		for _, e := range r.order {
-			if src, ok := unwrapTool(e.tool).(VariableSource); ok {
+			if src, ok := findTool[VariableSource](e.tool); ok {
 				if val, ok := src.LiveVariable(name); ok {
 					return val, true
 				}
@@ -388,21 +388,25 @@ func (r *Registry) variables(inv Invocation) Variables {
 	return v
 }
 
-// unwrapTool returns the tool t wraps, or t: a wrapper has Unwrap() Tool
-// or embeds the Tool it wraps (a decorator struct).
-func unwrapTool(t Tool) Tool {
+// findTool returns t, or the first tool it wraps, that is a T.
+func findTool[T any](t Tool) (T, bool) {
 	for range 8 {
-		if u, ok := t.(interface{ Unwrap() Tool }); ok {
-			t = u.Unwrap()
-			continue
+		if v, ok := t.(T); ok {
+			return v, true
 		}
-		inner, ok := embeddedTool(t)
-		if !ok {
-			return t
+		var inner Tool
+		if u, ok := t.(interface{ Unwrap() Tool }); ok {
+			inner = u.Unwrap()
+		} else if e, ok := embeddedTool(t); ok {
+			inner = e
+		}
+		if inner == nil {
+			break
 		}
 		t = inner
 	}
-	return t
+	var zero T
+	return zero, false
 }
 
 var toolType = reflect.TypeFor[Tool]()
