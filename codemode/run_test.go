@@ -17,7 +17,7 @@ type addArgs struct {
 	B int `json:"b"`
 }
 
-func testEnv(t *testing.T) *codemode.Env {
+func testEnv(t testing.TB) *codemode.Env {
 	t.Helper()
 	add, err := toolsets.NewFunc("add", func(_ context.Context, a addArgs) (int, error) { return a.A + a.B, nil })
 	if err != nil {
