@@ -76,7 +76,7 @@ func (e *Env) Describe(name string) (string, error) {
 		cands = append(cands, k)
 	}
 	msg := fmt.Sprintf("NameError: there is no tool or object named %q", name)
-	if c := Closest(name, cands, 3); len(c) > 0 {
+	if c := toolsets.Closest(name, cands, 3); len(c) > 0 {
 		msg += "; did you mean " + quoteOr(c) + "?"
 	}
 	return "", fmt.Errorf("%s", msg)

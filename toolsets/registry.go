@@ -476,9 +476,12 @@ func (r *Registry) notFound(inv Invocation) Return {
 	fix := "No tools are available."
 	if len(names) > 0 {
 		fix = "Call one of the available tools: " + quoteList(names) + "."
+		if close := Closest(inv.Name, names, 3); len(close) > 0 {
+			fix = "Did you mean " + quoteList(close) + "? " + fix
+		}
 	}
 	ret := Return{CallID: inv.CallID, ToolName: inv.Name}
-	return ret.control(KindNotFound, &Control{Message: fmt.Sprintf("there is no tool named %q.", inv.Name), HowToFix: fix})
+	return ret.control(KindNotFound, &Control{Message: fmt.Sprintf("NameError: there is no tool named %q.", inv.Name), HowToFix: fix})
 }
 
 // Names returns the registered tool names in registration order.
