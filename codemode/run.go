@@ -463,4 +463,3 @@ func quoteOr(names []string) string {
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
-
