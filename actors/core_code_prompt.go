@@ -55,8 +55,12 @@ func (k core) expand(r *RunState) (string, error) {
 		return in, nil
 	}
 	var defs []toolsets.Definition
+	keep, _ := k.selection(r)
 	if k.f.prep.Registry != nil {
 		for _, d := range k.f.prep.Registry.ModelDefinitions() {
+			if keep != nil && !keep[d.Name] {
+				continue
+			}
 			if !codeMode(r) || d.Visibility != toolsets.System || toolsets.IsCodeTool(d) {
 				defs = append(defs, d)
 			}
