@@ -74,7 +74,7 @@ func (k core) check(cs *CallState) (toolsets.Return, bool) {
 	if !gated && !k.look.IsRemoteTool(cs.Tool) {
 		return toolsets.Return{}, false
 	}
-	if ret, refused := refuseInvalid(k.f.prep, cs); refused {
+	if ret, refused := k.refuseInvalid(cs); refused {
 		return ret, true
 	}
 	if gated {

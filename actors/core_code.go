@@ -150,3 +150,18 @@ func (s *SessionState) VariableNames() []string {
 	slices.Sort(names)
 	return names
 }
+
+// refuseInvalid is refuseInvalid (arguments.go) with the session's
+// durable variables, so that a string naming one binds in the check as it
+// does in the call.
+func (k core) refuseInvalid(cs *CallState) (toolsets.Return, bool) {
+	r := k.st.ActiveRun()
+	if r == nil || (len(k.st.Code.Values) == 0 && len(k.st.Code.Objects) == 0) {
+		return refuseInvalid(k.f.prep, cs)
+	}
+	ret, refused := k.f.prep.Registry.Refusal(toolsets.Invocation{CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Code: k.codeInput(r, cs)})
+	if !refused || ret.Kind != toolsets.KindInvalidArguments {
+		return toolsets.Return{}, false
+	}
+	return ret, true
+}
