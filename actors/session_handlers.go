@@ -16,7 +16,9 @@ import (
 const handlerTimeout = time.Minute
 
 // runHandlers performs effRunHandlers: the handlers run one at a time in a
-// goroutine; each outcome comes back as a handlerDone message.
+// goroutine, under the host's lifetime (its end cancels a handler and
+// stops the rest, which the next process runs); each outcome comes back
+// as a handlerDone message.
 func (a *sessionActor) runHandlers(c actor.Context, e effRunHandlers) {
 	if a.handling == nil {
 		a.handling = map[string]bool{}
@@ -25,10 +27,16 @@ func (a *sessionActor) runHandlers(c actor.Context, e effRunHandlers) {
 		a.handling[h.key(e.run)] = true
 	}
 	spec, _ := a.h.Agent(e.agent)
-	self, sys, session := c.Self(), a.h.system, a.id
+	self, sys, session, life := c.Self(), a.h.system, a.id, a.h.life
 	go func() {
 		for _, h := range e.handlers {
-			err := runHandler(spec, h, toolsets.HandlerCall{SessionID: session, RunID: e.run, CallID: h.CallID, Tool: h.Tool, Reason: e.reason, Content: e.contents[h.CallID]})
+			if life.Err() != nil {
+				return // the host closes: the next process runs what is left
+			}
+			err := runHandler(life, spec, h, toolsets.HandlerCall{SessionID: session, RunID: e.run, CallID: h.CallID, Tool: h.Tool, Reason: e.reason, Content: e.contents[h.CallID]})
+			if err != nil && life.Err() != nil {
+				return // cut short by the host's end: not recorded, so run again
+			}
 			sys.Root.Send(self, &handlerDone{run: e.run, reason: e.reason, h: h, err: err})
 		}
 	}()
@@ -37,7 +45,7 @@ func (a *sessionActor) runHandlers(c actor.Context, e effRunHandlers) {
 // errNoHandler: the process has no tool that declares the handler.
 var errNoHandler = errors.New("no tool of the agent in this process declares the error handler")
 
-func runHandler(spec *AgentSpec, h HandlerState, call toolsets.HandlerCall) (err error) {
+func runHandler(life context.Context, spec *AgentSpec, h HandlerState, call toolsets.HandlerCall) (err error) {
 	var fn toolsets.ErrorHandler
 	found := false
 	if spec != nil {
@@ -51,7 +59,7 @@ func runHandler(spec *AgentSpec, h HandlerState, call toolsets.HandlerCall) (err
 	if !found || fn.Run == nil {
 		return fmt.Errorf("%w: %s of %s", errNoHandler, h.Name, h.Tool)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), handlerTimeout)
+	ctx, cancel := context.WithTimeout(life, handlerTimeout)
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
