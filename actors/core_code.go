@@ -82,8 +82,8 @@ func (k core) codeInput(r *RunState, cs *CallState) *toolsets.CodeInput {
 		in = &toolsets.CodeInput{Variables: v.Values, Objects: v.Objects}
 	}
 	kids := r.children(cs.ID)
-	if len(kids) == 0 && !k.isCodeTool(cs.Tool) {
-		return in
+	if len(kids) == 0 {
+		return in // a first run has no journal; other calls need none
 	}
 	if in == nil {
 		in = &toolsets.CodeInput{}
@@ -96,14 +96,6 @@ func (k core) codeInput(r *RunState, cs *CallState) *toolsets.CodeInput {
 		in.Journal[i] = *c.Return
 	}
 	return in
-}
-
-func (k core) isCodeTool(name string) bool {
-	if k.f.prep == nil || k.f.prep.Registry == nil {
-		return false
-	}
-	def, ok := k.f.prep.Registry.Lookup(name)
-	return ok && toolsets.IsCodeTool(def)
 }
 
 // CodeVariables are a session's durable code-mode variables: what the

@@ -195,12 +195,12 @@ func convertValue(p *convertProp, v any, vars Variables, depth int) (out, bound 
 			return v, nil, false
 		}
 		var cp map[string]any
-		for _, k := range sortedKeys(x) {
+		for k, xv := range x {
 			sp := p.Properties[k]
 			if sp == nil {
 				continue
 			}
-			if cv, _, ch := convertValue(sp, x[k], vars, depth+1); ch {
+			if cv, _, ch := convertValue(sp, xv, vars, depth+1); ch {
 				if cp == nil {
 					cp = maps.Clone(x)
 				}
