@@ -26,6 +26,8 @@ import (
 // HandlerState is an error handler a call of a run registered.
 type HandlerState struct {
 	CallID, Tool, Name string
+	// Content is the registering return's content (the handler is told).
+	Content json.RawMessage
 	// Ran: its error_handler.ran is recorded.
 	Ran bool
 }
@@ -38,7 +40,6 @@ type effRunHandlers struct {
 	agent    string
 	reason   string
 	handlers []HandlerState
-	contents map[string]json.RawMessage // call id → the registering return's content
 }
 
 func (effRunHandlers) isEffect() {}
@@ -59,14 +60,10 @@ func (k core) dueHandlers() decision {
 		if r.Status != StatusFailed && r.Status != StatusCancelled {
 			continue
 		}
-		e := effRunHandlers{run: r.ID, agent: r.Agent, reason: string(r.Status), contents: map[string]json.RawMessage{}}
+		e := effRunHandlers{run: r.ID, agent: r.Agent, reason: string(r.Status)}
 		for _, h := range r.Handlers {
-			if h.Ran || k.handling[h.key(r.ID)] {
-				continue
-			}
-			e.handlers = append(e.handlers, *h)
-			if ret := r.returnOf(h.CallID); ret != nil {
-				e.contents[h.CallID] = ret.Content
+			if !h.Ran && !k.handling[h.key(r.ID)] {
+				e.handlers = append(e.handlers, *h)
 			}
 		}
 		if len(e.handlers) > 0 {
@@ -94,19 +91,10 @@ func (k core) handlerRan(m *handlerDone) decision {
 	return decision{}
 }
 
-// returnOf returns the last return recorded for call id of the run's
-// batches that the state still holds, or nil.
-func (r *RunState) returnOf(id string) *toolsets.Return {
-	if c := r.call(id); c != nil {
-		return c.Return
-	}
-	return nil
-}
-
 // foldHandlers keeps the handlers return ret of call c registered.
 func (r *RunState) foldHandlers(c *CallState, ret *toolsets.Return) {
 	for _, name := range toolsets.ErrorHandlersOf(ret) {
-		r.Handlers = append(r.Handlers, &HandlerState{CallID: c.ID, Tool: c.Tool, Name: name})
+		r.Handlers = append(r.Handlers, &HandlerState{CallID: c.ID, Tool: c.Tool, Name: name, Content: ret.Content})
 	}
 }
 

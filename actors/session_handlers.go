@@ -33,7 +33,7 @@ func (a *sessionActor) runHandlers(c actor.Context, e effRunHandlers) {
 			if life.Err() != nil {
 				return // the host closes: the next process runs what is left
 			}
-			err := runHandler(life, spec, h, toolsets.HandlerCall{SessionID: session, RunID: e.run, CallID: h.CallID, Tool: h.Tool, Reason: e.reason, Content: e.contents[h.CallID]})
+			err := runHandler(life, spec, h, toolsets.HandlerCall{SessionID: session, RunID: e.run, CallID: h.CallID, Tool: h.Tool, Reason: e.reason, Content: h.Content})
 			if err != nil && life.Err() != nil {
 				return // cut short by the host's end: not recorded, so run again
 			}
