@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/events"
@@ -35,18 +36,26 @@ func TestHandoff(t *testing.T) {
 	if err != nil || res.Status != weft.StatusCompleted || res.Output != "refund issued" {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
+	// The previous agent's toolsets exit in the background: their
+	// toolset.closed may follow run.completed.
 	var handoffs []events.RunHandoff
 	closed := 0
-	for _, ev := range streamEvents(t, rt, sess.ID()) {
-		if ev.Type == events.TypeToolsetClosed && len(handoffs) == 1 {
-			closed++ // triage's toolset, exited at the handoff
-		}
-		if ev.Type == events.TypeRunHandoff {
-			var d events.RunHandoff
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
-				t.Fatal(err)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		handoffs, closed = nil, 0
+		for _, ev := range streamEvents(t, rt, sess.ID()) {
+			if ev.Type == events.TypeToolsetClosed && len(handoffs) == 1 {
+				closed++ // triage's toolset, exited at the handoff
 			}
-			handoffs = append(handoffs, d)
+			if ev.Type == events.TypeRunHandoff {
+				var d events.RunHandoff
+				if err := json.Unmarshal(ev.Data, &d); err != nil {
+					t.Fatal(err)
+				}
+				handoffs = append(handoffs, d)
+			}
+		}
+		if closed > 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	if len(handoffs) != 1 || handoffs[0] != (events.RunHandoff{From: "triage", To: "billing", ToolCallID: "h1"}) {

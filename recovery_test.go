@@ -60,8 +60,8 @@ func runChild() bool {
 }
 
 func child(mode string) error {
-	if strings.HasPrefix(mode, "subrun-") {
-		return subrunChild(mode) // subrun_recovery_test.go
+	if run, ok := childModes[mode]; ok {
+		return run(mode) // the children of other files' tests
 	}
 	ctx := context.Background()
 	rt, err := weft.Start(ctx, weft.Config{DataDir: os.Getenv(envDir), Sync: bus.SyncAlways})

@@ -80,6 +80,11 @@ func twoDelegations() llm.Model {
 	})
 }
 
+func init() {
+	childModes["subrun-start"] = subrunChild
+	childModes["subrun-approve"] = subrunChild
+}
+
 // subrunChild is the child process of TestAgentToolKilledMidWait.
 func subrunChild(mode string) error {
 	ctx := context.Background()

@@ -68,6 +68,9 @@ type SessionState struct {
 	// recorded. See LoadedSearchState.
 	Search            map[string]*toolsets.SearchState
 	SearchInitialized map[string]bool
+	// Code are the durable variables of the session's code-mode programs
+	// (core_code.go).
+	Code CodeVariables
 }
 
 // RunState is the state of one run.
@@ -118,6 +121,9 @@ type RunState struct {
 	Usage          events.Usage
 	Error          *events.ErrorInfo
 	CancelReason   string
+	// Handlers are the error handlers the run's calls registered
+	// (core_handlers.go).
+	Handlers []*HandlerState
 }
 
 // CallState is one tool call of the current batch.
@@ -138,6 +144,9 @@ type CallState struct {
 	Requested bool
 	// Decision is the decision recorded for the current suspension.
 	Decision *Decision
+	// Parent is the code call whose program made this call ("" for a
+	// call of the model), see core_code.go.
+	Parent string
 }
 
 // Done reports whether the call has a final (non-suspending) return.
@@ -346,7 +355,10 @@ func (s *SessionState) apply(rec record) error {
 		if err != nil {
 			return err
 		}
-		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Args()})
+		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Args(), Parent: d.Parent})
+		if d.Parent != "" {
+			r.Usage.ToolCalls++ // a program's call counts like the model's
+		}
 	case events.TypeToolStarted:
 		d, err := decode[events.ToolStarted](rec)
 		if err != nil {
@@ -372,6 +384,8 @@ func (s *SessionState) apply(rec record) error {
 		}
 		c.Return, c.Requested, c.Decision = &ret, false, nil
 		c.Pending = ""
+		s.foldCode(&ret)
+		r.foldHandlers(c, &ret)
 		switch ret.Kind {
 		case toolsets.KindApprovalRequired:
 			c.Pending = PendingApproval
@@ -395,6 +409,8 @@ func (s *SessionState) apply(rec record) error {
 				c.Arguments = args
 			}
 		}
+	case events.TypeErrorHandlerRan:
+		return r.foldHandlerRan(rec)
 	case events.TypeRunWaiting:
 		r.Status = StatusWaiting
 	case events.TypeApprovalDecided:
@@ -495,6 +511,9 @@ func (r *RunState) decided(d *Decision) {
 func (r *RunState) finishBatch() {
 	msg := llm.Message{Role: llm.RoleUser}
 	for _, c := range r.Batch {
+		if c.Parent != "" {
+			continue // a program's call: the model sees its program's return
+		}
 		ret := c.Return
 		switch ret.Kind {
 		case toolsets.KindInvalidArguments, toolsets.KindModelRetry:

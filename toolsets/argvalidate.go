@@ -36,9 +36,15 @@ func ValidateArguments(t Tool, validators ...ArgumentValidator) (Tool, error) {
 // argument validators: the arguments to run with, or why they are refused.
 func (e *entry) check(args json.RawMessage) (json.RawMessage, *InvalidArgumentsError) {
 	decoded, ia := decodeArguments(args)
-	if ia == nil {
-		ia = e.validator.validate(decoded)
+	if ia != nil {
+		return args, ia
 	}
+	return e.checkDecoded(args, decoded)
+}
+
+// checkDecoded is check for arguments decoded already.
+func (e *entry) checkDecoded(args json.RawMessage, decoded any) (json.RawMessage, *InvalidArgumentsError) {
+	ia := e.validator.validate(decoded)
 	if ia != nil || e.def.Extras == nil || len(e.def.Extras.validators) == 0 {
 		return args, ia
 	}
