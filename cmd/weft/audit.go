@@ -25,8 +25,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 Prints the audit timeline of a session: one line per event with its time,
 type, tool call, tool and outcome.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print the timeline as a JSON array")
-	id, err := parseSessionArgs(fs, src, args)
+	output := addOutputFlag(fs)
+	id, err := parseSessionArgs(fs, src, args, output.check)
 	if err != nil {
 		return err
 	}
@@ -39,8 +39,8 @@ type, tool call, tool and outcome.`, stderr)
 		if err != nil {
 			return unknownSession(id, err)
 		}
-		if *asJSON {
-			return writeJSON(stdout, lines)
+		if output.json() {
+			return output.write(stdout, lines)
 		}
 		return audit.WriteText(stdout, id)
 	})

@@ -92,7 +92,7 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 	o.src = addSourceFlagsAs(fs, false, bus.RoleApprover) // decisions are resume commands
 	fs.StringVar(&o.session, "session", "", "the `SESSION` of the ids (default: found in the HITL queue)")
 	fs.StringVar(&o.by, "by", "cli", "who decides, recorded with the decision")
-	fs.BoolVar(&o.json, "json", false, "print the reply (and the event that settled the run) as JSON")
+	output := addOutputFlag(fs)
 	fs.BoolVar(&o.wait, "wait", true, "wait until the resumed run settles and print how")
 	var rawArgs, rawResult string
 	switch action {
@@ -114,6 +114,10 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 	if err != nil {
 		return o, err
 	}
+	if err := output.check(); err != nil {
+		return o, err
+	}
+	o.json = output.json()
 	o.ids = pos
 	set := setFlags(fs)
 	switch {

@@ -35,20 +35,24 @@
 //	weft complete ID... --result JSON
 //	weft fail ID...     --reason R
 //
-// Every command takes --json for scripts. Mistakes on the command line exit
+// The command line is parsed by cobra and pflag (root.go, flags.go):
+// --help, help and help COMMAND exit 0; version; completion bash|zsh|fish.
+// The global flags (--nats/$NATS_URL, --url/$WEFT_URL with the token from
+// $WEFT_TOKEN, --data, -o table|json|jsonl or --json, --timeout) mean the
+// same in every command that takes them. Mistakes on the command line exit
 // with status 2, other failures with status 1.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
+
+	"github.com/spf13/pflag"
 )
 
 // command is one subcommand.
@@ -87,50 +91,20 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode returns the process status of err (printing it): 0 for none or
+// asked-for help, 2 for a command-line mistake, 1 for other failures.
+func exitCode(err error, stderr io.Writer) int {
 	switch {
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(os.Stderr, "weft:", err)
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "weft:", err)
-		os.Exit(1)
-	}
-}
-
-// run dispatches args[0] to its subcommand.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() == 0 {
-		usage(stderr)
-		return fmt.Errorf("%w: no command", errUsage)
-	}
-	name := fs.Arg(0)
-	cmd, ok := commands[name]
-	if !ok {
-		usage(stderr)
-		return fmt.Errorf("%w: unknown command %q", errUsage, name)
-	}
-	return cmd.run(ctx, fs.Args()[1:], stdout, stderr)
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: weft <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintln(stderr, "weft:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "weft:", err)
+		return 1
 	}
 }

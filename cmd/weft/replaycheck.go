@@ -33,8 +33,8 @@ event sequence with the recorded one (package replay says exactly what is
 compared). Prints the first diverging event and exits with status 1 when
 they differ.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print the result as a JSON object")
-	id, err := parseSessionArgs(fs, src, args)
+	output := addOutputFlag(fs)
+	id, err := parseSessionArgs(fs, src, args, output.check)
 	if err != nil {
 		return err
 	}
@@ -57,8 +57,8 @@ they differ.`, stderr)
 		default:
 			rep.OK = true
 		}
-		if *asJSON {
-			if err := writeJSON(stdout, rep); err != nil {
+		if output.json() {
+			if err := output.write(stdout, rep); err != nil {
 				return err
 			}
 		} else if rep.OK {

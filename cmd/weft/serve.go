@@ -71,12 +71,16 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.BoolVar(&o.node.insecureListen, "insecure-listen", false, "accept a --listen address other machines can reach without TLS (credentials and events cross the network in clear text)")
 	fs.BoolVar(&o.demo, "demo", false, "start the demo run and leave it waiting for approval")
 	fs.StringVar(&o.node.agentsFile, "agents", "", "also host the agents declared in the spec `FILE` (YAML; see the README's \"Run your own agent\")")
-	fs.BoolVar(&o.json, "json", false, "print the node's address (and the demo's pending approval) as one JSON object")
+	output := addOutputFlag(fs)
 	o.http = addHTTPFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	if err := output.check(); err != nil {
+		return err
+	}
+	o.json = output.json()
 	set := setFlags(fs)
 	switch {
 	case len(pos) > 0:

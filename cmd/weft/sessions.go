@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -22,8 +21,8 @@ and how many items wait for a decision. A session whose stream holds poison
 (a message that is not a weft event, an event that does not decode) is
 listed as damaged, with the poison's position and why.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := parseNoArgs(fs, src, args); err != nil {
+	output := addOutputFlag(fs)
+	if err := parseNoArgs(fs, src, args, output.check); err != nil {
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
@@ -35,8 +34,8 @@ listed as damaged, with the poison's position and why.`, stderr)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return writeJSON(stdout, rows)
+		if output.json() {
+			return output.write(stdout, rows)
 		}
 		if len(rows) == 0 {
 			fmt.Fprintf(stdout, "no sessions in the log at %s\n", s.where)
@@ -57,16 +56,6 @@ listed as damaged, with the poison's position and why.`, stderr)
 		}
 		return nil
 	})
-}
-
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode the output: %w", err)
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
 }
 
 func dash(s string) string {

@@ -35,7 +35,7 @@ events from the log. With --deltas it also prints the live output of streaming
 models in the streams FILTER names (weft.delta.<category>.<id>: model.delta
 lines, never stored). Stops after --count messages, or when interrupted.`, stderr)
 	src := addSourceFlags(fs, false)
-	asJSON := fs.Bool("json", false, "print each event's JSON envelope on one line")
+	output := addOutputFlag(fs)
 	count := fs.Int("count", 0, "stop after `N` events (0: never)")
 	withDeltas := fs.Bool("deltas", false, "also print the live model output (model.delta) of the streams FILTER names")
 	pos, err := parseArgs(fs, args)
@@ -46,6 +46,9 @@ lines, never stored). Stops after --count messages, or when interrupted.`, stder
 		return usageError(fs, "needs exactly one FILTER, got %q", pos)
 	}
 	if err := src.check(); err != nil {
+		return err
+	}
+	if err := output.check(); err != nil {
 		return err
 	}
 	if *count < 0 {
@@ -86,7 +89,7 @@ lines, never stored). Stops after --count messages, or when interrupted.`, stder
 			return nil
 		case m = <-ch:
 		}
-		if *asJSON {
+		if output.json() {
 			fmt.Fprintf(stdout, "%s\n", m.Data)
 			continue
 		}
