@@ -31,8 +31,12 @@ type, tool call, tool and outcome.`, stderr)
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
-		audit := projections.NewAudit()
-		if _, err := s.build(ctx, audit); err != nil {
+		audit, archive := projections.NewAudit(), projections.NewArchive()
+		if _, err := s.build(ctx, audit, archive); err != nil {
+			return err
+		}
+		id, err := resolveID("session", id, archive.Sessions())
+		if err != nil {
 			return err
 		}
 		lines, err := audit.Timeline(id)

@@ -220,6 +220,9 @@ func decide(ctx context.Context, o decideOptions, stdout io.Writer) error {
 	if _, err := src.build(ctx, queue); err != nil {
 		return err
 	}
+	if o.ids, err = resolvePending(queue.Items(), o.ids); err != nil {
+		return fmt.Errorf("%s: %w", o.action, err)
+	}
 	sessionID, runID, err := findRun(queue.Items(), o.ids, o.session, o.action)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.action, err)
@@ -412,4 +415,26 @@ func describeDecision(d actors.Decision) string {
 		s += " with result " + compact(d.Result)
 	}
 	return s
+}
+
+// resolvePending returns ids with each short id replaced by the pending
+// item's id it begins (resolveID); two ids naming the same item are
+// refused.
+func resolvePending(items []projections.QueueItem, ids []string) ([]string, error) {
+	all := make([]string, len(items))
+	for i, it := range items {
+		all[i] = it.ToolCallID
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		full, err := resolveID("pending id", id, all)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out[:i], full) {
+			return nil, fmt.Errorf("%w: %q and another id name the same item %s", errUsage, id, full)
+		}
+		out[i] = full
+	}
+	return out, nil
 }

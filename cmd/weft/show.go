@@ -29,6 +29,10 @@ usage, what it waits for, its toolsets and its messages.`, stderr)
 		if _, err := s.build(ctx, archive); err != nil {
 			return err
 		}
+		id, err := resolveID("session", id, archive.Sessions())
+		if err != nil {
+			return err
+		}
 		a, err := archive.Session(id)
 		if err != nil {
 			return unknownSession(id, err)
