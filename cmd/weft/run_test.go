@@ -129,7 +129,7 @@ func TestRunCancelSessionsTail(t *testing.T) {
 			t.Errorf("tail --last 1: %q, %v", out, err)
 		}
 		// --timeout ends a tail with nothing to print.
-		out, _, err = runCmd(t, "tail", "weft.evt.session.none.>", "--nats", rep.URL, "--timeout", "300ms")
+		out, _, err = runCmd(t, "tail", "weft.evt.session.none.>", "--nats", rep.URL, "--timeout", "2s")
 		if err != nil || out != "" {
 			t.Errorf("tail --timeout: %q, %v", out, err)
 		}

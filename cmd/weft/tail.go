@@ -77,8 +77,15 @@ given, or when interrupted.`, stderr)
 		ctx, cancel = context.WithTimeout(ctx, src.timeout)
 		defer cancel()
 	}
+	fromLog := set["since"] || set["last"]
+	// Live only, a connection; from the log, the event store too.
 	cctx, cancel := context.WithTimeout(ctx, src.timeout)
-	s, err := openSource(cctx, src)
+	s := &logSource{where: src.natsURL}
+	if fromLog {
+		s, err = openSource(cctx, src)
+	} else {
+		s.nc, err = connect(cctx, src.natsURL, src.auth.options()...)
+	}
 	cancel()
 	if err != nil {
 		return err
@@ -87,7 +94,6 @@ given, or when interrupted.`, stderr)
 	t := &tailer{out: output, stdout: stdout, count: *count, p: &eventPrinter{}}
 	msgs := make(chan *nats.Msg, 1024)
 	var filters []string
-	fromLog := set["since"] || set["last"]
 	if !fromLog {
 		filters = append(filters, filter)
 	}
