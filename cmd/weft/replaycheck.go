@@ -16,7 +16,7 @@ var errDiverged = errors.New("replay diverged from the recording")
 
 // replayCheckReport is the --json output of replay-check.
 type replayCheckReport struct {
-	Session    string             `json:"session"`
+	SessionID  string             `json:"session_id"`
 	Events     int                `json:"events"`
 	OK         bool               `json:"ok"`
 	Divergence *replay.Divergence `json:"divergence,omitempty"`
@@ -40,13 +40,28 @@ they differ.`, stderr)
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
 		recorded, err := s.store.ReadStream(ctx, events.SessionStream(id), 0)
+		if errors.Is(err, events.ErrStreamNotFound) && len(id) >= minPrefix {
+			// Perhaps a short id: find the session it begins.
+			archive := projections.NewArchive()
+			if _, berr := s.build(ctx, archive); berr != nil {
+				return berr
+			}
+			full, rerr := resolveID("session", id, archive.Sessions())
+			if rerr != nil {
+				return rerr
+			}
+			if full != id {
+				id = full
+				recorded, err = s.store.ReadStream(ctx, events.SessionStream(id), 0)
+			}
+		}
 		if errors.Is(err, events.ErrStreamNotFound) {
 			return unknownSession(id, projections.ErrUnknownSession)
 		}
 		if err != nil {
 			return fmt.Errorf("read session %q at %s: %w", id, s.where, err)
 		}
-		rep := replayCheckReport{Session: id, Events: len(recorded)}
+		rep := replayCheckReport{SessionID: id, Events: len(recorded)}
 		err = replay.Check(ctx, recorded)
 		var d *replay.Divergence
 		switch {
