@@ -46,14 +46,14 @@ type fanout struct {
 	drops atomic.Int64
 }
 
-// hub is the delivery of one feed: its subscriptions all put their
-// messages on one channel (in the order the connection reads them, the
-// order they were published in by one publisher), which one goroutine
-// hands to the clients.
+// hub is the delivery of one feed: the handler of its one subscription,
+// or, for two, one goroutine reading the channel both put their messages
+// on (in the order the connection reads them, the order one publisher
+// sent them in), hands each message to the clients.
 type hub struct {
 	subs    []*nats.Subscription
 	evSub   *nats.Subscription // the subscription of feed.events, nil without
-	in      chan *nats.Msg
+	in      chan *nats.Msg     // the channel of two subscriptions; nil for one
 	stop    chan struct{}
 	mu      sync.RWMutex
 	clients map[*liveClient]struct{}
@@ -102,15 +102,33 @@ func (f *fanout) join(fd feed, c *liveClient) (leave func(), err error) {
 	}, nil
 }
 
-// start subscribes to fd's subjects, all onto one channel, and starts the
-// hub's delivery.
+// start subscribes to fd's subjects and starts the hub's delivery. One
+// subject is one subscription whose handler delivers; two go onto one
+// channel that one goroutine delivers from, so that they keep the order
+// the connection read them in (two handlers would race each other).
 func (f *fanout) start(fd feed) (*hub, error) {
-	h := &hub{in: make(chan *nats.Msg, hubQueue), stop: make(chan struct{}), clients: map[*liveClient]struct{}{}}
-	for _, subject := range []string{fd.events, fd.deltas} {
-		if subject == "" {
-			continue
+	h := &hub{stop: make(chan struct{}), clients: map[*liveClient]struct{}{}}
+	var subjects []string
+	for _, s := range []string{fd.events, fd.deltas} {
+		if s != "" {
+			subjects = append(subjects, s)
 		}
-		sub, err := f.conn.ChanSubscribe(subject, h.in)
+	}
+	if len(subjects) > 1 {
+		h.in = make(chan *nats.Msg, hubQueue)
+	}
+	for _, subject := range subjects {
+		var sub *nats.Subscription
+		var err error
+		if h.in != nil {
+			sub, err = f.conn.ChanSubscribe(subject, h.in)
+		} else {
+			sub, err = f.conn.Subscribe(subject, func(m *nats.Msg) { h.deliver(m, false, &f.drops) })
+			if err == nil {
+				// Unbounded on this side: the clients' channels bound it.
+				_ = sub.SetPendingLimits(-1, -1)
+			}
+		}
 		if err != nil {
 			h.close()
 			return nil, fmt.Errorf("subscribe to %s: %w", subject, err)
@@ -124,14 +142,16 @@ func (f *fanout) start(fd feed) (*hub, error) {
 		h.close()
 		return nil, fmt.Errorf("subscribe to %v: %w", fd, err)
 	}
-	go h.deliver(&f.drops)
+	if h.in != nil {
+		go h.loop(&f.drops)
+	}
 	return h, nil
 }
 
-// deliver hands each message to every client that has room for it, until
-// close. A message NATS dropped because the hub's channel was full is
-// reported to every client as missed.
-func (h *hub) deliver(drops *atomic.Int64) {
+// loop delivers the messages of the hub's channel until close. A message
+// NATS dropped because the channel was full is reported to every client
+// as missed.
+func (h *hub) loop(drops *atomic.Int64) {
 	dropped := make([]int, len(h.subs))
 	for {
 		var m *nats.Msg
@@ -140,29 +160,35 @@ func (h *hub) deliver(drops *atomic.Int64) {
 			return
 		case m = <-h.in:
 		}
-		lm := &liveMsg{subject: m.Subject, data: m.Data, delta: m.Sub != h.evSub}
-		if !lm.delta {
-			lm.ev, lm.err = events.ParseEvent(m.Data)
-		}
 		hubMissed := false
 		for i, s := range h.subs {
 			if n, err := s.Dropped(); err == nil && n > dropped[i] {
 				dropped[i], hubMissed = n, true
 			}
 		}
-		h.mu.RLock()
-		for c := range h.clients {
-			if hubMissed {
-				c.missed.Store(true)
-			}
-			select {
-			case c.ch <- lm:
-			default: // the client reads it from the log
-				c.missed.Store(true)
-				drops.Add(1)
-			}
+		h.deliver(m, hubMissed, drops)
+	}
+}
+
+// deliver hands m to every client that has room for it (marking the
+// others, and all of them when missed, as having missed one).
+func (h *hub) deliver(m *nats.Msg, missed bool, drops *atomic.Int64) {
+	lm := &liveMsg{subject: m.Subject, data: m.Data, delta: m.Sub != h.evSub}
+	if !lm.delta {
+		lm.ev, lm.err = events.ParseEvent(m.Data)
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for c := range h.clients {
+		if missed {
+			c.missed.Store(true)
 		}
-		h.mu.RUnlock()
+		select {
+		case c.ch <- lm:
+		default: // the client reads it from the log
+			c.missed.Store(true)
+			drops.Add(1)
+		}
 	}
 }
 
