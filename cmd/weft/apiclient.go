@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -201,10 +200,4 @@ func (c *apiClient) followSSE(ctx context.Context, path string, fn func(sseEvent
 func isConnErr(err error) bool {
 	var ne interface{ Timeout() bool }
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "connection")
-}
-
-// positionOf parses an SSE id, a log position.
-func positionOf(id string) uint64 {
-	n, _ := strconv.ParseUint(id, 10, 64)
-	return n
 }

@@ -27,6 +27,17 @@
 //	                      responses and tool returns; report the first
 //	                      diverging event
 //	weft tail FILTER      live events matching a NATS subject filter
+//	                      (--since POSITION, --last N: the log first)
+//
+// Running the agents a node hosts (weft serve --agents FILE), over its
+// HTTP API (--url, $WEFT_URL; the token from $WEFT_TOKEN) or NATS:
+//
+//	weft run AGENT PROMPT   start a run and print the answer as it comes
+//	                        (--no-wait, --session S, --idempotency-key K)
+//	weft cancel SESSION [RUN]
+//
+// A unique prefix (4 characters or more) of a session, run or pending id
+// stands for it.
 //
 // Deciding what a waiting run waits for, on a running node over NATS:
 //
