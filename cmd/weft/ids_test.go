@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/weft-run/weft/projections"
 )
 
 func TestResolveID(t *testing.T) {
@@ -28,5 +30,21 @@ func TestResolveID(t *testing.T) {
 		if err != nil && (!strings.Contains(err.Error(), "0193ab-1111") || !strings.Contains(err.Error(), "0193ab-2222")) {
 			t.Errorf("the refusal does not list the matches: %v", err)
 		}
+	}
+}
+
+// Short pending ids become the items' ids; two that name one item are
+// refused (one decision per item).
+func TestResolvePending(t *testing.T) {
+	items := []projections.QueueItem{{ToolCallID: "call_deploy_1"}, {ToolCallID: "call_deploy_2"}, {ToolCallID: "call_lookup"}}
+	got, err := resolvePending(items, []string{"call_l", "call_deploy_2"})
+	if err != nil || strings.Join(got, ",") != "call_lookup,call_deploy_2" {
+		t.Errorf("resolvePending = %q, %v", got, err)
+	}
+	if _, err := resolvePending(items, []string{"call_deploy"}); !errors.Is(err, errAmbiguousID) {
+		t.Errorf("an ambiguous prefix: %v", err)
+	}
+	if _, err := resolvePending(items, []string{"call_look", "call_lookup"}); !errors.Is(err, errUsage) {
+		t.Errorf("two ids of one item: %v, want a usage error", err)
 	}
 }

@@ -39,11 +39,12 @@ func runOverNATS(ctx context.Context, o runOptions, f *runFollower) error {
 	if err := events.ValidateStream(stream); err != nil {
 		return fmt.Errorf("%w: --session %q: %v", errUsage, session, err)
 	}
-	nc, err := connect(ctx, o.src.natsURL, o.src.auth.options()...)
+	src, err := openSource(ctx, o.src)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	defer src.Close()
+	nc := src.nc
 	ch := make(chan *nats.Msg, 4096)
 	if o.wait {
 		evSubj, err := bus.Default.StreamEvents(stream)
@@ -72,14 +73,35 @@ func runOverNATS(ctx context.Context, o runOptions, f *runFollower) error {
 	if !o.wait {
 		return nil
 	}
+	// The log first (a retried start of a run that has settled already
+	// publishes nothing more), then the live copies after it.
+	evs, err := src.store.ReadStream(ctx, stream, 0)
+	if err != nil && !errors.Is(err, events.ErrStreamNotFound) {
+		return fmt.Errorf("read session %s: %w", session, err)
+	}
+	var lastVer uint64
+	for _, ev := range evs {
+		lastVer = ev.Version
+		live, err := events.Redact(ev) // as its live copy is
+		if err != nil {
+			return fmt.Errorf("redact %s v%d: %w", ev.Stream, ev.Version, err)
+		}
+		raw, err := events.AppendJSON(nil, &live, true)
+		if err != nil {
+			return err
+		}
+		if f.event(live, raw) {
+			return nil
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("wait for run %s of session %s: %w (it goes on: weft show %s)", runID, session, ctx.Err(), session)
 		case m := <-ch:
 			ev, err := events.ParseEvent(m.Data)
-			if err != nil {
-				continue
+			if err != nil || (!ev.Type.LiveOnly() && ev.Version <= lastVer) {
+				continue // not an event, or read from the log already
 			}
 			if f.event(ev, m.Data) {
 				return nil

@@ -86,6 +86,20 @@ func TestRunCancelSessionsTail(t *testing.T) {
 			t.Errorf("two runs for one key: %v", ids)
 		}
 	})
+	t.Run("run --nats twice with one idempotency key", func(t *testing.T) {
+		// The retry starts nothing; it reads the settled run from the log.
+		var outs []string
+		for range 2 {
+			out, errOut, err := runCmd(t, "run", "greeter", "hi", "--nats", rep.URL, "-o", "json", "--idempotency-key", "k-nats", "--timeout", "30s")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, errOut)
+			}
+			outs = append(outs, out)
+		}
+		if outs[0] != outs[1] || !strings.Contains(outs[0], `"status": "completed"`) {
+			t.Errorf("two starts with one key: %s / %s", outs[0], outs[1])
+		}
+	})
 	t.Run("run --no-wait", func(t *testing.T) {
 		out, _, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP, "--no-wait")
 		if err != nil || !strings.HasPrefix(out, "started run ") {
@@ -112,8 +126,8 @@ func TestRunCancelSessionsTail(t *testing.T) {
 			t.Errorf("waiting sessions: %q, want the demo's only", out)
 		}
 		out, _, _ = runCmd(t, "sessions", "--nats", rep.URL, "--agent", "greeter", "-o", "jsonl")
-		if n := strings.Count(out, "\n"); n != 4 {
-			t.Errorf("%d greeter sessions, want 4:\n%s", n, out)
+		if n := strings.Count(out, "\n"); n != 5 {
+			t.Errorf("%d greeter sessions, want 5:\n%s", n, out)
 		}
 	})
 	t.Run("tail --since and --last", func(t *testing.T) {
