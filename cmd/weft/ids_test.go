@@ -36,7 +36,12 @@ func TestResolveID(t *testing.T) {
 // Short pending ids become the items' ids; two that name one item are
 // refused (one decision per item).
 func TestResolvePending(t *testing.T) {
-	items := []projections.QueueItem{{ToolCallID: "call_deploy_1"}, {ToolCallID: "call_deploy_2"}, {ToolCallID: "call_lookup"}}
+	var items []projections.QueueItem
+	for _, id := range []string{"call_deploy_1", "call_deploy_2", "call_lookup"} {
+		var it projections.QueueItem
+		it.ToolCallID = id
+		items = append(items, it)
+	}
 	got, err := resolvePending(items, []string{"call_l", "call_deploy_2"})
 	if err != nil || strings.Join(got, ",") != "call_lookup,call_deploy_2" {
 		t.Errorf("resolvePending = %q, %v", got, err)
