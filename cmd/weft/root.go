@@ -68,54 +68,39 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	addGlobalFlags(root.PersistentFlags())
-	root.SetHelpFunc(func(c *cobra.Command, _ []string) { rootUsage(c, stdout) })
-	for _, name := range commandNames() {
-		cmd := commands[name]
-		root.AddCommand(&cobra.Command{
-			Use:                name,
-			Short:              cmd.summary,
-			DisableFlagParsing: true,
-			SilenceErrors:      true,
-			SilenceUsage:       true,
-			RunE: func(c *cobra.Command, args []string) error {
-				w := stderr
-				if wantsHelp(args) {
-					w = stdout // asked-for help is output, not a complaint
-				}
-				if err := cmd.run(c.Context(), args, stdout, w); err != nil {
-					return commandError{err}
-				}
-				return nil
-			},
-		})
-	}
-	root.AddCommand(&cobra.Command{
-		Use:                "version",
-		Short:              "print weft's version, commit and Go version",
-		DisableFlagParsing: true,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := runVersion(c.Context(), args, stdout, stderr); err != nil {
-				return commandError{err}
-			}
-			return nil
-		},
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		if c == root {
+			rootUsage(c, stdout)
+			return
+		}
+		// cobra's own commands (completion): its usage of them.
+		fmt.Fprintf(stdout, "%s\n\n%s", strings.TrimSpace(c.Long+"\n"+c.Short), c.UsageString())
 	})
+	for _, name := range commandNames() {
+		root.AddCommand(bodyCmd(name, commands[name], stdout, stderr))
+	}
+	root.AddCommand(bodyCmd("version", command{"print weft's version, commit and Go version", runVersion}, stdout, stderr))
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [command]",
 		Short: "print the help of weft or of a command",
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			sub, rest, err := root.Find(args)
+			switch {
+			case len(args) == 0 || (err == nil && sub == c):
 				rootUsage(root, stdout)
 				return nil
-			}
-			sub, _, err := root.Find(args[:1])
-			if err != nil || sub == root {
+			case err != nil || sub == root:
 				rootUsage(root, stderr)
-				return commandError{fmt.Errorf("%w: help: unknown command %q", errUsage, args[0])}
+				return commandError{fmt.Errorf("%w: help: unknown command %q", errUsage, strings.Join(args, " "))}
+			case !sub.DisableFlagParsing:
+				// cobra's own commands (completion and its shells).
+				sub.SetOut(stdout)
+				return sub.Help()
 			}
 			// The command prints its own usage on --help (to stdout).
-			err = sub.RunE(sub, append(slices.Clone(args[1:]), "--help"))
-			if errors.Is(err, pflag.ErrHelp) {
+			err = sub.RunE(sub, append(slices.Clone(rest), "--help"))
+			var ce commandError
+			if errors.As(err, &ce) && errors.Is(ce.err, pflag.ErrHelp) {
 				return nil
 			}
 			return err
@@ -123,6 +108,28 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
+}
+
+// bodyCmd is the cobra command of a command body: it parses its own flags
+// (so cobra does not), and asked-for help goes to stdout.
+func bodyCmd(name string, cmd command, stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:                name,
+		Short:              cmd.summary,
+		DisableFlagParsing: true,
+		SilenceErrors:      true,
+		SilenceUsage:       true,
+		RunE: func(c *cobra.Command, args []string) error {
+			w := stderr
+			if wantsHelp(args) {
+				w = stdout // asked-for help is output, not a complaint
+			}
+			if err := cmd.run(c.Context(), args, stdout, w); err != nil {
+				return commandError{err}
+			}
+			return nil
+		},
+	}
 }
 
 // wantsHelp says whether args (before any "--") ask for help.
