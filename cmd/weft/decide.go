@@ -223,6 +223,15 @@ func decide(ctx context.Context, o decideOptions, stdout io.Writer) error {
 	if o.ids, err = resolvePending(queue.Items(), o.ids); err != nil {
 		return fmt.Errorf("%s: %w", o.action, err)
 	}
+	if o.session != "" {
+		var sessions []string
+		for _, it := range queue.Items() {
+			sessions = append(sessions, it.SessionID)
+		}
+		if o.session, err = resolveID("session", o.session, sessions); err != nil {
+			return fmt.Errorf("%s: %w", o.action, err)
+		}
+	}
 	sessionID, runID, err := findRun(queue.Items(), o.ids, o.session, o.action)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.action, err)

@@ -53,3 +53,12 @@ func TestResolvePending(t *testing.T) {
 		t.Errorf("two ids of one item: %v, want a usage error", err)
 	}
 }
+
+// approve and deny take a short --session and a short pending id.
+func TestDecideShortIDs(t *testing.T) {
+	n, _ := testNode(t)
+	sess, res := demoWaiting(t, n)
+	url := "--nats=" + n.url
+	out := mustCLI(t, "deny", "--session", sess.ID()[:len(sess.ID())-4], "call_dep", "--reason", "change freeze", "--by", "bob", url)
+	wantContains(t, "deny", out, "deny call_deploy by bob: change freeze", "run "+res.RunID+" completed")
+}
