@@ -43,6 +43,11 @@ const maxKeyLen = 255
 // Idempotency-Keys.
 var idempotencyNS = uuid.MustParse("4f2a3c9e-1b7d-5e8a-9c0f-6d2b1a7e3c55")
 
+// KeyedSessionID is the id of the new session a start of principal with
+// Idempotency-Key key (and no session) runs in: a client that knows it
+// can follow the session's events before it starts the run (weft run).
+func KeyedSessionID(principal, key string) string { return keyedID(principal, key) }
+
 // keyedID derives an id from the principal, a key and the parts that
 // scope it: the same principal retrying with the same key gets the same
 // id, another principal's key never collides with it.

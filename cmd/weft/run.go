@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/httpapi"
 )
 
 // runTimeout is how long weft run waits for a run when --timeout is not
@@ -186,48 +187,75 @@ func (f *runFollower) report() error {
 	return nil
 }
 
-// runOverAPI starts the run with POST /v1/sessions/{session}/runs and
-// follows the session's event stream. A session id chosen here (no
-// --session, no --idempotency-key) lets the stream open before the start,
-// so that no live model output is missed; the events themselves are read
-// from the session's log whenever the stream opens.
+// runOverAPI starts the run with POST /v1/sessions/{session}/runs (or
+// POST /v1/runs with an Idempotency-Key and no --session) and follows the
+// session's event stream. The stream opens before the start whenever the
+// session is known first: chosen here, given, or derived from the key as
+// the API does (KeyedSessionID of the token's principal), so that no live
+// model output is missed; the events themselves are read from the
+// session's log whenever the stream opens.
 func runOverAPI(ctx context.Context, o runOptions, f *runFollower) error {
 	c, err := newAPIClient(o.apiURL)
 	if err != nil {
 		return err
 	}
+	// The session to follow, known before the start when possible so
+	// that the stream opens first and no live output is missed.
 	session := o.session
-	if session == "" && o.key == "" {
+	switch {
+	case session == "" && o.key == "":
 		session = uuid.Must(uuid.NewV7()).String()
+	case session == "":
+		// The API derives the session from the principal and the key:
+		// ask who the token is.
+		req, err := c.request(ctx, "GET", "/v1/whoami", nil)
+		if err != nil {
+			return err
+		}
+		var who struct {
+			Principal string `json:"principal"`
+		}
+		if err := c.do(req, &who); err != nil {
+			return err
+		}
+		session = httpapi.KeyedSessionID(who.Principal, o.key)
 	}
 	type sseItem struct {
 		ev  events.Event
 		raw []byte
 	}
-	items := make(chan sseItem, 1024)
-	streamErr := make(chan error, 1)
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	follow := func(session string) {
-		path := "/v1/sessions/" + url.PathEscape(session) + "/events?deltas=true"
-		streamErr <- c.followSSE(sctx, path, func(s sseEvent) (bool, error) {
-			ev, err := events.ParseEvent(s.data)
-			if err != nil {
-				return false, nil
-			}
-			select {
-			case items <- sseItem{ev, s.data}:
-				return false, nil
-			case <-sctx.Done():
-				return true, nil
-			}
-		})
+	type stream struct {
+		items chan sseItem
+		errc  chan error
+		stop  context.CancelFunc
 	}
-	if session != "" && o.wait {
-		go follow(session)
+	follow := func(session string) *stream {
+		sctx, stop := context.WithCancel(ctx)
+		st := &stream{items: make(chan sseItem, 1024), errc: make(chan error, 1), stop: stop}
+		path := "/v1/sessions/" + url.PathEscape(session) + "/events?deltas=true"
+		go func() {
+			st.errc <- c.followSSE(sctx, path, func(s sseEvent) (bool, error) {
+				ev, err := events.ParseEvent(s.data)
+				if err != nil {
+					return false, nil
+				}
+				select {
+				case st.items <- sseItem{ev, s.data}:
+					return false, nil
+				case <-sctx.Done():
+					return true, nil
+				}
+			})
+		}()
+		return st
+	}
+	var st *stream
+	if o.wait {
+		st = follow(session)
+		defer func() { st.stop() }()
 	}
 	path := "/v1/runs"
-	if session != "" {
+	if o.session != "" || o.key == "" {
 		path = "/v1/sessions/" + url.PathEscape(session) + "/runs"
 	}
 	req, err := c.request(ctx, "POST", path, map[string]string{"agent": o.agent, "prompt": o.prompt})
@@ -248,16 +276,19 @@ func runOverAPI(ctx context.Context, o runOptions, f *runFollower) error {
 	if !o.wait {
 		return nil
 	}
-	if session == "" {
-		go follow(ref.SessionID)
+	if ref.SessionID != session {
+		// A node that derives the session otherwise: follow the one it
+		// names, from its log (its live output so far is missed).
+		st.stop()
+		st = follow(ref.SessionID)
 	}
 	for {
 		select {
-		case it := <-items:
+		case it := <-st.items:
 			if f.event(it.ev, it.raw) {
 				return nil
 			}
-		case err := <-streamErr:
+		case err := <-st.errc:
 			return fmt.Errorf("follow run %s of session %s: %w", ref.RunID, ref.SessionID, err)
 		case <-ctx.Done():
 			return fmt.Errorf("wait for run %s of session %s: %w (it goes on: weft show %s)", ref.RunID, ref.SessionID, ctx.Err(), ref.SessionID)

@@ -100,6 +100,15 @@ func TestRunCancelSessionsTail(t *testing.T) {
 			t.Errorf("two starts with one key: %s / %s", outs[0], outs[1])
 		}
 	})
+	t.Run("run with a key streams the deltas too", func(t *testing.T) {
+		out, errOut, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP, "-o", "jsonl", "--idempotency-key", "k-deltas")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if n := strings.Count(out, `"type":"model.delta"`); n != 4 || !strings.Contains(out, `"status":"completed"`) {
+			t.Errorf("%d deltas, want 4 (the stream opened before the start):\n%s", n, out)
+		}
+	})
 	t.Run("run --no-wait", func(t *testing.T) {
 		out, _, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP, "--no-wait")
 		if err != nil || !strings.HasPrefix(out, "started run ") {
@@ -126,8 +135,8 @@ func TestRunCancelSessionsTail(t *testing.T) {
 			t.Errorf("waiting sessions: %q, want the demo's only", out)
 		}
 		out, _, _ = runCmd(t, "sessions", "--nats", rep.URL, "--agent", "greeter", "-o", "jsonl")
-		if n := strings.Count(out, "\n"); n != 5 {
-			t.Errorf("%d greeter sessions, want 5:\n%s", n, out)
+		if n := strings.Count(out, "\n"); n != 6 {
+			t.Errorf("%d greeter sessions, want 6:\n%s", n, out)
 		}
 	})
 	t.Run("tail --since and --last", func(t *testing.T) {
