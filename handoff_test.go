@@ -75,3 +75,30 @@ func TestHandoff(t *testing.T) {
 		t.Errorf("triage asked %d times, want 2", len(triageModel.Requests()))
 	}
 }
+
+// TestHandoffBetweenVersionedAgents: a run of a versioned agent handed to
+// another versioned agent goes on with the new agent's version.
+func TestHandoffBetweenVersionedAgents(t *testing.T) {
+	rt := newRuntime(t)
+	billing := newAgentNamed(t, rt, "billing", weft.AgentConfig{Model: llm.AlwaysText("refund issued"), Version: "b7"})
+	handoff, err := weft.Handoff(billing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	triage := newAgentNamed(t, rt, "triage", weft.AgentConfig{Model: llm.NewScripted(llm.ScriptToolCalls(call("h1", "transfer_to_billing", `{}`))),
+		Tools: []toolsets.Tool{handoff}, Version: "t3"})
+	sess := triage.NewSession()
+	res, err := sess.Run(t.Context(), "refund")
+	if err != nil || res.Status != weft.StatusCompleted || res.Output != "refund issued" {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	for _, ev := range streamEvents(t, rt, sess.ID()) {
+		if ev.Type == events.TypeRunHandoff {
+			var d events.RunHandoff
+			_ = json.Unmarshal(ev.Data, &d)
+			if d.Version != "b7" {
+				t.Errorf("run.handoff %+v, want billing's version", d)
+			}
+		}
+	}
+}

@@ -43,7 +43,8 @@ func handoffTo(r *RunState) string {
 // the run.
 func (k core) handoff(r *RunState) decision {
 	to := handoffTo(r)
-	if _, ok := k.look.Agent(to); !ok {
+	spec, ok := k.look.Agent(to)
+	if !ok {
 		return k.fail(r, FailInternal, fmt.Sprintf("handoff to agent %q, which is not registered", to))
 	}
 	var call string
@@ -53,6 +54,6 @@ func (k core) handoff(r *RunState) decision {
 			break
 		}
 	}
-	rec := newRecord(events.TypeRunHandoff, k.session, r.ID, "", events.RunHandoff{From: r.Agent, To: to, ToolCallID: call})
+	rec := newRecord(events.TypeRunHandoff, k.session, r.ID, "", events.RunHandoff{From: r.Agent, To: to, ToolCallID: call, Version: spec.Version})
 	return decision{recs: []record{rec}, split: true, carryOn: true}
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/weft-run/weft/events"
@@ -485,6 +486,17 @@ func (s *SessionState) apply(rec record) error {
 			return err
 		}
 		r.Agent = d.To
+		// The run goes on with the version of the new agent it recorded.
+		md := maps.Clone(r.Metadata)
+		if md == nil {
+			md = map[string]any{}
+		}
+		if d.Version != "" {
+			md[MetaAgentVersion] = d.Version
+		} else {
+			delete(md, MetaAgentVersion)
+		}
+		r.Metadata = md
 	case events.TypeRunCancelled:
 		d, err := decode[events.RunCancelled](rec)
 		if err != nil {

@@ -61,6 +61,9 @@ type RunHandoff struct {
 	To   string `json:"to"`
 	// ToolCallID is the call of the handoff tool.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Version is the To agent's version the run goes on with (absent for
+	// an unversioned agent).
+	Version string `json:"version,omitempty"`
 }
 
 // RunWaiting (run.waiting) records that a run paused until approvals or
