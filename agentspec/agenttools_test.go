@@ -79,3 +79,41 @@ func fieldOf(e *agentspec.Error) string {
 	}
 	return e.Field
 }
+
+// TestReloadWithAgentTools: a reload that changes an agent and the agent
+// it calls as a tool registers both (the callee first) and hosts them in
+// the file's order.
+func TestReloadWithAgentTools(t *testing.T) {
+	rt := startRuntime(t)
+	v1, err := agentspec.Parse("agents.yaml", []byte(threeAgents("    agent_tools: [researcher]\n", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := v1.Register(t.Context(), rt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h1.Close()
+	changed := strings.Replace(threeAgents("    agent_tools: [researcher]\n    instructions: [plan]\n", ""),
+		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n",
+		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n    instructions: [research]\n", 1)
+	v2, err := agentspec.Parse("agents.yaml", []byte(changed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, ch, err := v2.Reload(t.Context(), rt, h1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	if strings.Join(ch.Changed, ",") != "planner,researcher" {
+		t.Errorf("changed %v", ch.Changed)
+	}
+	var names []string
+	for _, a := range h2.Agents {
+		names = append(names, a.Name())
+	}
+	if strings.Join(names, ",") != "planner,researcher,writer" || h2.Agent("planner").Version() == h1.Agent("planner").Version() {
+		t.Errorf("hosted %v", names)
+	}
+}
