@@ -65,6 +65,9 @@ type Telemetry struct {
 	track *tracker
 	seen  map[string]bool // sessions whose log this process has read
 	hitl  map[string]hitlItem
+	// active is each session's open run segment (session id →
+	// trace.SpanContext), for LogHandler.
+	active sync.Map
 }
 
 var _ weft.Observer = (*Telemetry)(nil)
@@ -146,6 +149,11 @@ func (t *Telemetry) Appended(stored []events.Event, took time.Duration) {
 		for _, s := range t.track.apply(ev) {
 			t.emit(s)
 			t.countSpan(ctx, s)
+		}
+		if r := t.track.runs[runKey(ev.SessionID, ev.RunID)]; r != nil && r.open {
+			t.active.Store(ev.SessionID, r.sc())
+		} else if ev.RunID != "" {
+			t.active.Delete(ev.SessionID)
 		}
 	}
 }
