@@ -84,7 +84,7 @@ func line(s tracetest.SpanStub, byID map[trace.SpanID]tracetest.SpanStub) string
 	for _, k := range shownKeys {
 		for _, kv := range s.Attributes {
 			if string(kv.Key) == k {
-				parts = append(parts, k+"="+kv.Value.Emit())
+				parts = append(parts, k+"="+kv.Value.String())
 			}
 		}
 	}
@@ -92,7 +92,7 @@ func line(s tracetest.SpanStub, byID map[trace.SpanID]tracetest.SpanStub) string
 		ev := "event:" + e.Name
 		for _, kv := range e.Attributes {
 			if kv.Key == "weft.tool.attempt" || kv.Key == "error.type" {
-				ev += " " + string(kv.Key) + "=" + kv.Value.Emit()
+				ev += " " + string(kv.Key) + "=" + kv.Value.String()
 			}
 		}
 		parts = append(parts, "{"+ev+"}")
@@ -110,7 +110,7 @@ func line(s tracetest.SpanStub, byID map[trace.SpanID]tracetest.SpanStub) string
 func segmentOf(s tracetest.SpanStub) string {
 	for _, kv := range s.Attributes {
 		if kv.Key == "weft.run.segment" {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return "?"

@@ -25,7 +25,6 @@ var (
 	keyToolArgs      = semconv.GenAIToolCallArgumentsKey
 	keyToolResult    = semconv.GenAIToolCallResultKey
 	keyErrorType     = semconv.ErrorTypeKey
-	keyMCPMethod     = semconv.McpMethodNameKey
 
 	keyRunID      = attribute.Key("weft.run.id")
 	keyRunStatus  = attribute.Key("weft.run.status")

@@ -61,7 +61,7 @@ func labelName(k attribute.Key) string {
 func labels(set attribute.Set) []*dto.LabelPair {
 	var out []*dto.LabelPair
 	for _, kv := range set.ToSlice() {
-		out = append(out, &dto.LabelPair{Name: proto.String(labelName(kv.Key)), Value: proto.String(kv.Value.Emit())})
+		out = append(out, &dto.LabelPair{Name: proto.String(labelName(kv.Key)), Value: proto.String(kv.Value.String())})
 	}
 	return out
 }

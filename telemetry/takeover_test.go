@@ -135,7 +135,7 @@ func TestRecordContent(t *testing.T) {
 		var found []string
 		for _, sp := range exp.GetSpans() {
 			for _, kv := range sp.Attributes {
-				if strings.Contains(kv.Value.Emit(), "secret-") {
+				if strings.Contains(kv.Value.String(), "secret-") {
 					found = append(found, string(kv.Key))
 				}
 			}
