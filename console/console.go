@@ -92,6 +92,7 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("GET "+p+"/sessions/{session}/stream", c.signedIn(c.sessionStream))
 	c.mux.HandleFunc("GET "+p+"/sessions/{session}/events.jsonl", c.signedIn(c.download))
 	c.mux.HandleFunc("POST "+p+"/sessions/{session}/pending/{call}/{action}", c.signedIn(c.decide))
+	c.mux.HandleFunc("GET "+p+"/sessions/{session}/pending/{call}/decision", c.signedIn(c.decisionOf))
 	return c, nil
 }
 

@@ -78,6 +78,22 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// decisionOf says who decided a call that left the queue, and when
+// (the script asks when an item disappears).
+func (c *Console) decisionOf(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	if err := c.call(r.Context(), callerOf(r.Context()).token, "GET", "/v1/sessions/"+url.PathEscape(session), nil, nil, nil); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	who, err := c.decidedBy(r, session, r.PathValue("call"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, decision{Decided: who})
+}
+
 // decidedBy says who decided call in session and when, from the log: ""
 // when no decision of it is recorded.
 func (c *Console) decidedBy(r *http.Request, session, call string) (string, error) {

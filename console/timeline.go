@@ -155,6 +155,11 @@ func timeline(evs []events.Event) []entry {
 			var ret toolsets.Return
 			_ = json.Unmarshal(d.Return, &ret)
 			e.Title, e.Text, e.Error = "deferred call resolved by "+d.By+authTag(d.Authenticated), jsonText(ret.Content), d.IsError
+		case events.TypeUsageSnapshot:
+			var d events.UsageSnapshot
+			_ = json.Unmarshal(ev.Data, &d)
+			e.Title = "usage of the " + d.Scope
+			e.Detail = fmt.Sprintf("%d requests, %s, %d tool calls", d.Usage.Requests, usage(&d.Usage), d.Usage.ToolCalls)
 		case events.TypeDecisionRefused:
 			e.Title, e.Text, e.Error = "decision refused", rawText(ev.Data), true
 		default:

@@ -66,17 +66,55 @@
   });
 
   // merge replaces the children of list with those of fresh, keeping the
-  // nodes whose data-key is unchanged (a form being filled in stays).
+  // nodes whose data-key is unchanged (a form being filled in stays). An
+  // item that left the queue stays, dimmed, saying who decided it: this
+  // browser ("sent"), or someone else (asked from the log).
   function merge(list, fresh) {
     const keep = new Map();
     for (const el of list.querySelectorAll(":scope > [data-key]")) keep.set(el.dataset.key, el);
     const next = [];
     for (const el of Array.from(fresh.childNodes)) {
       if (el.nodeType !== 1) continue;
-      const old = el.dataset && el.dataset.key ? keep.get(el.dataset.key) : null;
+      const key = el.dataset ? el.dataset.key : undefined;
+      const old = key ? keep.get(key) : null;
+      if (key) keep.delete(key);
       next.push(old && !old.classList.contains("decided") ? old : el);
     }
-    list.replaceChildren(...next);
+    for (const [key, old] of keep) {
+      if (!old.classList.contains("decided")) {
+        old.classList.add("decided");
+        whoDecided(old, key);
+      }
+      next.push(old);
+    }
+    place(list, next);
+  }
+
+  // place makes nodes the children of list, in order, moving only the
+  // nodes not already in place (a node kept in place keeps its focus).
+  function place(list, nodes) {
+    nodes.forEach((n, i) => {
+      const at = list.children[i];
+      if (at !== n) list.insertBefore(n, at || null);
+    });
+    while (list.children.length > nodes.length) list.lastElementChild.remove();
+    for (const n of Array.from(list.childNodes)) if (n.nodeType !== 1) n.remove();
+  }
+
+  async function whoDecided(item, key) {
+    const out = item.querySelector(".result");
+    if (!out || out.textContent !== "") return;
+    const [session, call] = key.split("/");
+    const prefix = document.querySelector('meta[name="console-prefix"]').content;
+    try {
+      const r = await fetch(prefix + "/sessions/" + encodeURIComponent(session) + "/pending/" + encodeURIComponent(call) + "/decision",
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const d = await r.json();
+      if (out.textContent === "") {
+        out.textContent = d.decided || "no longer pending";
+        out.className = "result decided-elsewhere";
+      }
+    } catch (err) { /* the item stays dimmed */ }
   }
 
   // live opens the event stream of el and calls refresh (debounced) on
@@ -114,11 +152,13 @@
       }
       session.replaceChildren(fresh);
     }, (e) => {
+      // The live copy of a model.delta: its data holds the text.
       let d;
       try { d = JSON.parse(e.data); } catch (err) { return; }
-      if (!d.text) return;
+      const text = d && d.data && d.data.text;
+      if (!text) return;
       box.hidden = false;
-      deltas.textContent += d.text;
+      deltas.textContent += text;
     });
     const toggle = document.getElementById("show-surfaces");
     toggle.addEventListener("change", () => { document.body.classList.toggle("surfaces", toggle.checked); });
