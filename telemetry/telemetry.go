@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -109,6 +110,18 @@ func New(cfg Config) (*Telemetry, error) {
 	return t, nil
 }
 
+// SetStore sets Config.Store once the runtime that opens the log has
+// started (the Telemetry is its Config.Observer, made before it).
+func (t *Telemetry) SetStore(s events.Store) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cfg.Store = s
+	if t.backend == "" && s != nil {
+		t.backend = fmt.Sprintf("%T", s)
+		t.m.backendAttr = metric.WithAttributes(keyBackend.String(t.backend))
+	}
+}
+
 // TracerProvider is the provider of the spans (give it to remote workers'
 // worker.WithTracerProvider in the same process, or to other libraries).
 func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tp }
@@ -137,9 +150,9 @@ func (t *Telemetry) RunStarting(ctx context.Context, md map[string]any) {
 // Appended derives spans and metrics from stored events.
 func (t *Telemetry) Appended(stored []events.Event, took time.Duration) {
 	ctx := context.Background()
-	t.m.appendLatency.Record(ctx, took.Seconds(), t.m.backendAttr)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.m.appendLatency.Record(ctx, took.Seconds(), t.m.backendAttr)
 	if len(stored) > 0 && stored[0].Version > 1 && !t.seen[stored[0].SessionID] {
 		t.load(stored[0])
 	}
