@@ -159,4 +159,3 @@ func (s *statusOnly) WriteHeader(code int) {
 		s.code = code
 	}
 }
-
