@@ -171,6 +171,61 @@ func (t *Telemetry) observeOldest(_ context.Context, o metric.Float64Observer) e
 	return nil
 }
 
+// optKey names a cached set of metric attributes.
+type optKey struct {
+	what    uint8
+	a, b, c string
+}
+
+const (
+	optRuns uint8 = iota
+	optChat
+	optTokensIn
+	optTokensOut
+	optToolCalls
+	optToolDuration
+	optAgent
+)
+
+// opt returns the measurement option of k's attributes, built once (the
+// same few sets recur: building them each time is most of the metrics'
+// allocations). Called with t.mu held.
+func (t *Telemetry) opt(k optKey) metric.MeasurementOption {
+	if o, ok := t.opts[k]; ok {
+		return o
+	}
+	var attrs []attribute.KeyValue
+	switch k.what {
+	case optRuns:
+		attrs = []attribute.KeyValue{keyAgentName.String(k.a), keyOutcome.String(k.b)}
+	case optChat, optTokensIn, optTokensOut:
+		attrs = []attribute.KeyValue{keyOperation.String(opChat), keyRequestModel.String(k.a)}
+		if k.b != "" {
+			attrs = append(attrs, keyProvider.String(k.b))
+		}
+		switch k.what {
+		case optTokensIn:
+			attrs = append(attrs, keyTokenType.String("input"))
+		case optTokensOut:
+			attrs = append(attrs, keyTokenType.String("output"))
+		}
+	case optToolCalls:
+		attrs = []attribute.KeyValue{keyToolName.String(k.a), keyToolKind.String(k.b), keyOutcome.String(k.c)}
+	case optToolDuration:
+		attrs = []attribute.KeyValue{keyToolName.String(k.a), keyToolKind.String(k.b)}
+	case optAgent:
+		attrs = []attribute.KeyValue{keyOperation.String(opInvokeAgent), keyAgentName.String(k.a)}
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	if len(t.opts) < maxOpts {
+		t.opts[k] = o
+	}
+	return o
+}
+
+// maxOpts bounds the cache (tool and model names come from the log).
+const maxOpts = 4096
+
 // countEvent counts what an event says by itself: settled runs, HITL.
 func (t *Telemetry) countEvent(ctx context.Context, ev events.Event) {
 	t.trackHITL(ev, true)
@@ -180,7 +235,7 @@ func (t *Telemetry) countEvent(ctx context.Context, ev events.Event) {
 		if r := t.track.runs[runKey(ev.SessionID, ev.RunID)]; r != nil {
 			agent = r.agent
 		}
-		t.m.runs.Add(ctx, 1, metric.WithAttributes(keyAgentName.String(agent), keyOutcome.String(strings.TrimPrefix(string(ev.Type), "run."))))
+		t.m.runs.Add(ctx, 1, t.opt(optKey{what: optRuns, a: agent, b: strings.TrimPrefix(string(ev.Type), "run.")}))
 	}
 }
 
@@ -189,22 +244,17 @@ func (t *Telemetry) countSpan(ctx context.Context, s spanRec) {
 	d := s.end.Sub(s.start).Seconds()
 	switch s.op {
 	case opChat:
-		attrs := []attribute.KeyValue{keyOperation.String(opChat), keyRequestModel.String(s.model)}
-		if s.provider != "" {
-			attrs = append(attrs, keyProvider.String(s.provider))
-		}
-		t.m.opDuration.Record(ctx, d, metric.WithAttributes(attrs...))
+		t.m.opDuration.Record(ctx, d, t.opt(optKey{what: optChat, a: s.model, b: s.provider}))
 		if u := s.usage; u != nil {
-			t.m.tokens.Record(ctx, u.InputTokens, metric.WithAttributes(append(attrs, keyTokenType.String("input"))...))
-			t.m.tokens.Record(ctx, u.OutputTokens, metric.WithAttributes(append(attrs, keyTokenType.String("output"))...))
+			t.m.tokens.Record(ctx, u.InputTokens, t.opt(optKey{what: optTokensIn, a: s.model, b: s.provider}))
+			t.m.tokens.Record(ctx, u.OutputTokens, t.opt(optKey{what: optTokensOut, a: s.model, b: s.provider}))
 		}
 	case opExecuteTool:
-		attrs := metric.WithAttributes(keyToolName.String(s.tool), keyToolKind.String(s.toolKind), keyOutcome.String(s.outcome))
-		t.m.toolCalls.Add(ctx, 1, attrs)
-		t.m.toolDuration.Record(ctx, d, metric.WithAttributes(keyToolName.String(s.tool), keyToolKind.String(s.toolKind)))
+		t.m.toolCalls.Add(ctx, 1, t.opt(optKey{what: optToolCalls, a: s.tool, b: s.toolKind, c: s.outcome}))
+		t.m.toolDuration.Record(ctx, d, t.opt(optKey{what: optToolDuration, a: s.tool, b: s.toolKind}))
 	case opInvokeAgent:
 		if s.outcome != "resumed" {
-			t.m.opDuration.Record(ctx, d, metric.WithAttributes(keyOperation.String(opInvokeAgent), keyAgentName.String(strings.TrimPrefix(s.name, opInvokeAgent+" "))))
+			t.m.opDuration.Record(ctx, d, t.opt(optKey{what: optAgent, a: s.agent}))
 		}
 	}
 }

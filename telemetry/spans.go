@@ -31,6 +31,7 @@ type spanRec struct {
 	errMsg     string
 	// what the metrics need
 	op       string // opInvokeAgent, opChat, opExecuteTool
+	agent    string
 	model    string
 	provider string
 	usage    *events.Usage
@@ -85,14 +86,17 @@ type toolTrack struct {
 // tracker follows the runs of the sessions a process appends to.
 type tracker struct {
 	content bool
-	runs    map[string]*runTrack // session + "/" + run
+	runs    map[runID]*runTrack
 }
 
 func newTracker(content bool) *tracker {
-	return &tracker{content: content, runs: map[string]*runTrack{}}
+	return &tracker{content: content, runs: map[runID]*runTrack{}}
 }
 
-func runKey(session, run string) string { return session + "/" + run }
+// runID names a run: run ids are unique within their session.
+type runID struct{ session, run string }
+
+func runKey(session, run string) runID { return runID{session, run} }
 
 // runSpanID is the span id of a run's segment.
 func runSpanID(session, run string, seg int) trace.SpanID {
@@ -261,7 +265,7 @@ func errorType(e events.ErrorInfo) string {
 // endSegment ends r's open segment with status.
 func (t *tracker) endSegment(r *runTrack, at time.Time, status string, fail *events.ErrorInfo, extra ...attribute.KeyValue) spanRec {
 	s := spanRec{name: opInvokeAgent + " " + r.agent, kind: trace.SpanKindInternal, trace: r.trace, id: r.span,
-		start: r.start, end: at, op: opInvokeAgent, outcome: status, events: r.events,
+		start: r.start, end: at, op: opInvokeAgent, agent: r.agent, outcome: status, events: r.events,
 		attrs: append([]attribute.KeyValue{keyOperation.String(opInvokeAgent), keyAgentName.String(r.agent),
 			keyConversation.String(r.session), keyRunID.String(r.run), keySegment.Int(r.seg), keyRunStatus.String(status)}, extra...)}
 	if r.seg == 0 {

@@ -67,8 +67,11 @@ type Telemetry struct {
 	seen  map[string]bool // sessions whose log this process has read
 	hitl  map[string]hitlItem
 	// active is each session's open run segment (session id →
-	// trace.SpanContext), for LogHandler.
-	active sync.Map
+	// trace.SpanContext), for LogHandler; activeSet is what was last
+	// stored in it, so that it changes only when the segment does.
+	active    sync.Map
+	activeSet map[string]trace.SpanID
+	opts      map[optKey]metric.MeasurementOption
 }
 
 var _ weft.Observer = (*Telemetry)(nil)
@@ -89,7 +92,7 @@ func New(cfg Config) (*Telemetry, error) {
 		}
 	}
 	t := &Telemetry{cfg: cfg, tp: sdktrace.NewTracerProvider(opts...), prom: sdkmetric.NewManualReader(),
-		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, hitl: map[string]hitlItem{}}
+		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, hitl: map[string]hitlItem{}, activeSet: map[string]trace.SpanID{}, opts: map[optKey]metric.MeasurementOption{}}
 	mopts := []sdkmetric.Option{sdkmetric.WithReader(t.prom), sdkmetric.WithResource(res)}
 	for _, r := range cfg.MetricReaders {
 		mopts = append(mopts, sdkmetric.WithReader(r))
@@ -163,11 +166,7 @@ func (t *Telemetry) Appended(stored []events.Event, took time.Duration) {
 			t.emit(s)
 			t.countSpan(ctx, s)
 		}
-		if r := t.track.runs[runKey(ev.SessionID, ev.RunID)]; r != nil && r.open {
-			t.active.Store(ev.SessionID, r.sc())
-		} else if ev.RunID != "" {
-			t.active.Delete(ev.SessionID)
-		}
+		t.setActive(ev)
 	}
 }
 
@@ -243,4 +242,27 @@ func parseTraceparent(v string) (trace.SpanContext, bool) {
 	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": v})
 	sc := trace.SpanContextFromContext(ctx)
 	return sc, sc.IsValid()
+}
+
+// setActive keeps active up to date after ev: the session's open run
+// segment, if any.
+func (t *Telemetry) setActive(ev events.Event) {
+	if ev.RunID == "" {
+		return
+	}
+	var id trace.SpanID
+	r := t.track.runs[runKey(ev.SessionID, ev.RunID)]
+	if r != nil && r.open {
+		id = r.span
+	}
+	if prev, ok := t.activeSet[ev.SessionID]; ok && prev == id {
+		return
+	}
+	if id.IsValid() {
+		t.activeSet[ev.SessionID] = id
+		t.active.Store(ev.SessionID, r.sc())
+		return
+	}
+	delete(t.activeSet, ev.SessionID)
+	t.active.Delete(ev.SessionID)
 }
