@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,6 +28,10 @@ type Observer interface {
 	// TookOver sees a session this host took over from a node whose lease
 	// lapsed.
 	TookOver(sessionID string)
+	// ToolContext returns the context a local tool call executes with:
+	// ctx, carrying the call's trace context (an MCP toolset passes it
+	// on).
+	ToolContext(ctx context.Context, call ToolRequest) context.Context
 }
 
 // observe gives o the events of recs, as stored.

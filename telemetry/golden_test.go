@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "re-record the golden span trees in test
 var shownKeys = []string{
 	"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model",
 	"gen_ai.response.finish_reasons", "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.type", "error.type",
-	"weft.run.status", "weft.run.segment", "weft.tool.kind", "weft.tool.attempt", "weft.wait.reason",
+	"weft.run.status", "weft.run.segment", "weft.tool.kind", "weft.tool.attempt", "weft.wait.reason", "mcp.method.name",
 }
 
 // tree renders spans as indented trees, one per root (a span whose parent
