@@ -1,0 +1,71 @@
+package console_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/toolsets"
+)
+
+// TestDeferredCall: a deferred call is in the queue with its forms;
+// completing it with JSON resumes its run; a result that is not JSON is
+// refused.
+func TestDeferredCall(t *testing.T) {
+	ticket, err := toolsets.NewContextFunc("ticket", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
+		return nil, toolsets.CallDeferred("a person files the ticket", nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, callModel("ticket", `{}`), ticket)
+	b := n.browser(t, approverToken)
+	session := n.waiting(t)
+	page := b.get("/console/queue")
+	for _, want := range []string{`class="item kind-deferred"`, "a person files the ticket", `/pending/c1/complete"`, `/pending/c1/fail"`, "deployer"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the queue lacks %q", want)
+		}
+	}
+	if got := b.decide(session, "c1", "complete", url.Values{"result": {`{"ticket":`}}); got["status"] != float64(400) {
+		t.Errorf("a result that is not JSON: %v", got)
+	}
+	st, _ := n.agent.Session(session).Status(t.Context())
+	if got := b.decide(session, "c1", "complete", url.Values{"result": {`{"ticket":"OPS-12"}`}}); got["ok"] != true {
+		t.Fatalf("complete: %v", got)
+	}
+	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+	if page := b.get("/console/sessions/" + session); !strings.Contains(page, "deferred call resolved by ana (authenticated)") || !strings.Contains(page, "OPS-12") {
+		t.Error("the timeline lacks the completed deferred call")
+	}
+}
+
+// TestSessionsFilters: the list filters by agent and status through the
+// API, and a filter the API refuses is said above the list.
+func TestSessionsFilters(t *testing.T) {
+	n := okTool(t)
+	waiting := n.waiting(t)
+	b := n.browser(t, viewerToken)
+	tests := []struct {
+		query string
+		want  bool
+		text  string
+	}{
+		{"agent=deployer", true, ""},
+		{"agent=nobody", false, "No session matches."},
+		{"status=waiting&waiting=true", true, ""},
+		{"status=completed", false, "No session matches."},
+		{"since=2000-01-01T00:00:00Z", true, ""},
+		{"since=yesterday", false, "want an RFC 3339 time"},
+	}
+	for _, tc := range tests {
+		page := b.get("/console/sessions?" + tc.query)
+		if strings.Contains(page, waiting[:8]) != tc.want || !strings.Contains(page, tc.text) {
+			t.Errorf("%s: lists the session %v (want %v), says %q: %v", tc.query, strings.Contains(page, waiting[:8]), tc.want, tc.text, strings.Contains(page, tc.text))
+		}
+	}
+}
