@@ -106,8 +106,10 @@ func newInstruments(mt metric.Meter, t *Telemetry) (*instruments, error) {
 
 // hitlItem is a pending item this node recorded.
 type hitlItem struct {
-	kind  string
-	since time.Time
+	kind    string
+	since   time.Time
+	session string
+	run     string
 }
 
 // hitlKind is the kind of a HITL event: its item's kind and whether it
@@ -130,17 +132,28 @@ func hitlKind(t events.Type) (string, bool, bool) {
 	return "", false, false
 }
 
-// trackHITL follows the pending items; count: also the metrics.
+// trackHITL follows the pending items; count: also the metrics. A run
+// that ends takes its items that were never decided (a cancel) with it.
 func (t *Telemetry) trackHITL(ev events.Event, count bool) {
 	kind, opens, ok := hitlKind(ev.Type)
 	if !ok {
+		if ev.Type == events.TypeRunCompleted || ev.Type == events.TypeRunFailed || ev.Type == events.TypeRunCancelled {
+			for key, it := range t.hitl {
+				if it.session == ev.SessionID && it.run == ev.RunID {
+					delete(t.hitl, key)
+					if count {
+						t.m.pending.Add(context.Background(), -1, metric.WithAttributes(keyHITLKind.String(it.kind)))
+					}
+				}
+			}
+		}
 		return
 	}
 	key := ev.SessionID + "/" + ev.ToolCallID
 	ctx, attrs := context.Background(), metric.WithAttributes(keyHITLKind.String(kind))
 	if opens {
 		if _, dup := t.hitl[key]; !dup {
-			t.hitl[key] = hitlItem{kind: kind, since: ev.Time}
+			t.hitl[key] = hitlItem{kind: kind, since: ev.Time, session: ev.SessionID, run: ev.RunID}
 			if count {
 				t.m.pending.Add(ctx, 1, attrs)
 			}

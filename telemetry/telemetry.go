@@ -156,7 +156,10 @@ func (t *Telemetry) Appended(stored []events.Event, took time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.m.appendLatency.Record(ctx, took.Seconds(), t.m.backendAttr)
-	if len(stored) > 0 && stored[0].Version > 1 && !t.seen[stored[0].SessionID] {
+	// A session first seen past its start (a takeover, a restart) has its
+	// log read once for its open runs; one first seen at a run's start
+	// has none before it (its earlier runs ended).
+	if len(stored) > 0 && stored[0].Version > 1 && stored[0].Type != events.TypeRunStarted && !t.seen[stored[0].SessionID] {
 		t.load(stored[0])
 	}
 	for _, ev := range stored {
@@ -168,7 +171,15 @@ func (t *Telemetry) Appended(stored []events.Event, took time.Duration) {
 		}
 		t.setActive(ev)
 	}
+	if len(t.seen) > maxSeen {
+		// Bounded: a session forgotten is read again at its next append
+		// that is not a run's start.
+		clear(t.seen)
+	}
 }
+
+// maxSeen bounds the sessions remembered as read.
+const maxSeen = 100_000
 
 // load reads the log of first's session up to before first, to know its
 // open runs (a session this process carries on without having seen it
