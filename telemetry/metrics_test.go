@@ -114,3 +114,42 @@ func TestMetricsEndpoint(t *testing.T) {
 }
 
 func strconvF(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// TestHITLGaugeAfterCancel: a cancelled run's undecided approval leaves
+// the pending gauge.
+func TestHITLGaugeAfterCancel(t *testing.T) {
+	rt, tel, _ := setup(t, telemetry.Config{})
+	deploy := newTool(t, "deploy", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
+		return nil, toolsets.ApprovalRequired("deploy production", nil)
+	})
+	model := llm.NewScripted(llm.ScriptToolCalls(call("c1", "deploy", `{}`)))
+	s := agent(t, rt, "cancelled", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{deploy}}).NewSession()
+	res := run(t, s, weft.StatusWaiting)
+	gauge := func() string {
+		t.Helper()
+		srv := httptest.NewServer(tel.Handler())
+		defer srv.Close()
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		fams, err := (&expfmt.TextParser{}).TextToMetricFamilies(resp.Body)
+		if err != nil || fams["weft_hitl_pending"] == nil {
+			t.Fatalf("parse: %v", err)
+		}
+		return strconvF(fams["weft_hitl_pending"].Metric[0].GetGauge().GetValue())
+	}
+	if g := gauge(); g != "1.000" {
+		t.Fatalf("pending while waiting = %s", g)
+	}
+	if err := s.Cancel(t.Context(), res.RunID, "ana", "not today"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Wait(t.Context(), res.RunID); err != nil && !strings.Contains(err.Error(), "cancel") {
+		t.Fatal(err)
+	}
+	if g := gauge(); g != "0.000" {
+		t.Errorf("pending after the cancel = %s, want 0", g)
+	}
+}
