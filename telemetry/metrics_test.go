@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 
@@ -149,7 +150,13 @@ func TestHITLGaugeAfterCancel(t *testing.T) {
 	if _, err := s.Wait(t.Context(), res.RunID); err != nil && !strings.Contains(err.Error(), "cancel") {
 		t.Fatal(err)
 	}
-	if g := gauge(); g != "0.000" {
+	// Wait may read the cancel from the log before the appending actor
+	// has shown it to the observer.
+	g := gauge()
+	for deadline := time.Now().Add(5 * time.Second); g != "0.000" && time.Now().Before(deadline); g = gauge() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if g != "0.000" {
 		t.Errorf("pending after the cancel = %s, want 0", g)
 	}
 }

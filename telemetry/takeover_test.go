@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -113,6 +114,11 @@ func TestTraceparentParentsTheRun(t *testing.T) {
 	if _, err := a.Session(ref.SessionID).Wait(t.Context(), ref.RunID); err != nil {
 		t.Fatal(err)
 	}
+	// Wait may read the run's end from the log before the appending
+	// actor has shown it to the observer: wait for the run span.
+	for deadline := time.Now().Add(5 * time.Second); !hasSpan(exp, "invoke_agent api") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	checkGolden(t, "traceparent", tree(exp.GetSpans()))
 	for _, sp := range exp.GetSpans() {
 		if sp.SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
@@ -144,4 +150,13 @@ func TestRecordContent(t *testing.T) {
 			t.Errorf("RecordContent %v: content in %v, want %d attributes", on, found, want)
 		}
 	}
+}
+
+func hasSpan(exp *tracetest.InMemoryExporter, name string) bool {
+	for _, s := range exp.GetSpans() {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
 }
