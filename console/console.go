@@ -55,6 +55,7 @@ type Console struct {
 	prefix string
 	tmpl   *template.Template
 	mux    *http.ServeMux
+	staged staged
 }
 
 // New returns the console.

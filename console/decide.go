@@ -20,6 +20,9 @@ type decision struct {
 	Message string `json:"message,omitempty"`
 	// Decided is set when the item was decided elsewhere.
 	Decided string `json:"decided,omitempty"`
+	// Staged is set when the decision is kept until the run's other
+	// items are decided (a run resumes with all its decisions at once).
+	Staged string `json:"staged,omitempty"`
 }
 
 var actions = map[string]bool{"approve": true, "deny": true, "complete": true, "fail": true, "answer": true}
@@ -54,8 +57,24 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, decision{Message: "complete needs a result (JSON)"})
 		return
 	}
-	err := c.call(r.Context(), callerOf(r.Context()).token, "POST",
-		"/v1/sessions/"+url.PathEscape(session)+"/pending/"+url.PathEscape(call)+"/"+action, nil, body, nil)
+	cl := callerOf(r.Context())
+	ids, run, err := c.siblings(r.Context(), cl.token, session, call)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if len(ids) > 1 {
+		// The run waits for several items: its decisions go together.
+		all, missing := c.staged.stage(stageKey{cl.p.Name, session, run}, call, action, body, ids)
+		if len(missing) > 0 {
+			writeJSON(w, http.StatusOK, decision{Staged: stagedMessage(missing)})
+			return
+		}
+		err = c.call(r.Context(), cl.token, "POST", "/v1/sessions/"+url.PathEscape(session)+"/decisions", nil, map[string]any{"decisions": all}, nil)
+	} else {
+		err = c.call(r.Context(), cl.token, "POST",
+			"/v1/sessions/"+url.PathEscape(session)+"/pending/"+url.PathEscape(call)+"/"+action, nil, body, nil)
+	}
 	var ae *apiError
 	switch {
 	case err == nil:

@@ -2,11 +2,13 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -67,5 +69,41 @@ func TestSessionsFilters(t *testing.T) {
 		if strings.Contains(page, waiting[:8]) != tc.want || !strings.Contains(page, tc.text) {
 			t.Errorf("%s: lists the session %v (want %v), says %q: %v", tc.query, strings.Contains(page, waiting[:8]), tc.want, tc.text, strings.Contains(page, tc.text))
 		}
+	}
+}
+
+// TestRunWaitingForTwo: a run waiting for two approvals resumes once,
+// with both decisions: the first is kept until the second comes.
+func TestRunWaitingForTwo(t *testing.T) {
+	model := llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		for _, p := range req.Messages[len(req.Messages)-1].Parts {
+			if _, ok := p.(llm.ToolReturn); ok {
+				return &llm.Response{Text: "done"}, nil
+			}
+		}
+		return &llm.Response{ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)},
+			{ID: "c2", Name: "deploy", Arguments: json.RawMessage(`{"env":"eu"}`)}}}, nil
+	})
+	n := startNode(t, model, approvalTool(t, func(env string) (any, error) { return "deployed " + env, nil }))
+	b := n.browser(t, approverToken)
+	session := n.waiting(t)
+	st, _ := n.agent.Session(session).Status(t.Context())
+	got := b.decide(session, "c1", "approve", url.Values{})
+	if s, _ := got["staged"].(string); !strings.Contains(s, "c2") || got["ok"] == true {
+		t.Fatalf("the first of two: %v", got)
+	}
+	if now, _ := n.agent.Session(session).Status(t.Context()); now.Version != st.Version {
+		t.Errorf("the first decision changed the session (version %d → %d)", st.Version, now.Version)
+	}
+	if got := b.decide(session, "c2", "deny", url.Values{"reason": {"not the EU"}}); got["ok"] != true {
+		t.Fatalf("the second of two: %v", got)
+	}
+	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+	page := b.get("/console/sessions/" + session)
+	if !strings.Contains(page, "deployed prod") || !strings.Contains(page, "not the EU") || strings.Contains(page, "deployed eu") {
+		t.Error("the timeline does not show c1 approved and c2 denied")
 	}
 }

@@ -55,6 +55,9 @@
       out.textContent = "sent";
       out.className = "result ok";
       item.classList.add("decided");
+    } else if (answer.staged) {
+      out.textContent = answer.staged;
+      out.className = "result staged";
     } else if (answer.decided) {
       out.textContent = answer.decided;
       out.className = "result decided-elsewhere";
