@@ -107,3 +107,37 @@ func TestRunWaitingForTwo(t *testing.T) {
 		t.Error("the timeline does not show c1 approved and c2 denied")
 	}
 }
+
+// TestQuestion: a tool's question (an elicitation) is in the queue with
+// its message and schema; an answer that does not fit the schema is
+// refused with the API's message; one that fits resumes the run.
+func TestQuestion(t *testing.T) {
+	ask, err := toolsets.NewContextFunc("book", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
+		if tc.Elicitation == nil {
+			return nil, toolsets.ElicitationRequired("which date?", json.RawMessage(`{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`), nil)
+		}
+		return "booked " + string(tc.Elicitation.Content), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, callModel("book", `{}`), ask)
+	b := n.browser(t, approverToken)
+	session := n.waiting(t)
+	page := b.get("/console/queue")
+	for _, want := range []string{`class="item kind-elicitation"`, "which date?", "&#34;date&#34;", `/pending/c1/answer"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the queue lacks %q", want)
+		}
+	}
+	if got := b.decide(session, "c1", "answer", url.Values{"answer": {"accept"}, "content": {`{"day":1}`}}); got["ok"] == true || got["status"] != float64(422) {
+		t.Errorf("an answer outside the schema: %v", got)
+	}
+	st, _ := n.agent.Session(session).Status(t.Context())
+	if got := b.decide(session, "c1", "answer", url.Values{"answer": {"accept"}, "content": {`{"date":"2026-12-24"}`}}); got["ok"] != true {
+		t.Fatalf("answer: %v", got)
+	}
+	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+}
