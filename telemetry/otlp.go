@@ -26,13 +26,8 @@ func FromEnv(ctx context.Context, cfg *Config) (traces, metrics bool, err error)
 		}
 		return false
 	}
-	if set("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
-		exp, err := otlptracehttp.New(ctx)
-		if err != nil {
-			return false, false, fmt.Errorf("telemetry: the OTLP span exporter: %w", err)
-		}
-		cfg.SpanExporters = append(cfg.SpanExporters, exp)
-		traces = true
+	if traces, err = TracesFromEnv(ctx, cfg); err != nil {
+		return false, false, err
 	}
 	if set("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") {
 		exp, err := otlpmetrichttp.New(ctx)
@@ -43,4 +38,17 @@ func FromEnv(ctx context.Context, cfg *Config) (traces, metrics bool, err error)
 		metrics = true
 	}
 	return traces, metrics, nil
+}
+
+// TracesFromEnv is FromEnv for spans only (a remote worker's process).
+func TracesFromEnv(ctx context.Context, cfg *Config) (bool, error) {
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return false, nil
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return false, fmt.Errorf("telemetry: the OTLP span exporter: %w", err)
+	}
+	cfg.SpanExporters = append(cfg.SpanExporters, exp)
+	return true, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-run/weft/console"
 	"github.com/weft-run/weft/httpapi"
 	"github.com/weft-run/weft/telemetry"
+	"github.com/weft-run/weft/worker"
 )
 
 // observeFlags are serve's flags of logs and telemetry.
@@ -158,4 +159,25 @@ func (s *statusOnly) WriteHeader(code int) {
 	if s.code == 0 {
 		s.code = code
 	}
+}
+
+// workerTracing gives weft worker a tracer provider when
+// OTEL_EXPORTER_OTLP_* asks for an export: each call it serves is a span,
+// a child of the node's (worker.WithTracerProvider). stop flushes it.
+func workerTracing(ctx context.Context, stderr io.Writer) (opts []worker.Option, stop func(), err error) {
+	cfg := telemetry.Config{}
+	traces, err := telemetry.TracesFromEnv(ctx, &cfg)
+	if err != nil || !traces {
+		return nil, func() {}, err
+	}
+	tel, err := telemetry.New(cfg) // a worker's calls are counted by the node
+	if err != nil {
+		return nil, func() {}, err
+	}
+	fmt.Fprintln(stderr, "weft worker: OpenTelemetry spans over OTLP/HTTP")
+	return []worker.Option{worker.WithTracerProvider(tel.TracerProvider())}, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5e9)
+		defer cancel()
+		_ = tel.Shutdown(sctx)
+	}, nil
 }
