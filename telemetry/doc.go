@@ -22,6 +22,9 @@
 //     tool.returned; each retry is a span event.
 //   - execute_tool {tool} on a remote worker (worker.WithTracerProvider),
 //     a child of the node's span through the traceparent NATS header.
+//   - tools/call {tool}: a live MCP call (toolsets/mcp), under its
+//     execute_tool span (ToolContext), its traceparent in the request's
+//     _meta.
 //
 // Content (arguments, results, messages) is recorded only with
 // Config.RecordContent.
