@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/weft-run/weft/agentspec"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/projections"
 )
 
 // nodeConfig says how to start a node.
@@ -99,11 +101,15 @@ type node struct {
 	// could not (their streams hold poison).
 	recovered []string
 	damaged   []actors.DamagedSession
+	// waiting are the sessions whose runs wait for a decision at start.
+	waiting []string
 	// credsDir holds the listening server's role credentials.
 	credsDir string
-	// specs and hosted are the agents of nodeConfig.agentsFile.
-	specs  *agentspec.File
-	hosted *agentspec.Hosted
+	// specs and hosted are the agents of nodeConfig.agentsFile; earlier
+	// the agents of the file before each reload, kept for their runs.
+	specs   *agentspec.File
+	hosted  *agentspec.Hosted
+	earlier []*agentspec.Hosted
 }
 
 // startNode starts a node, registers the demo agent and recovers the runs
@@ -221,7 +227,27 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
+	if n.waiting, err = waitingSessions(ctx, n.rt.Store()); err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
 	return n, nil
+}
+
+// waitingSessions returns the sessions whose runs wait for a decision
+// (the HITL queue of the log): they need no recovery, a decision resumes
+// them. It reads the whole log once.
+func waitingSessions(ctx context.Context, store events.Store) ([]string, error) {
+	q := projections.NewQueue()
+	if _, err := projections.NewRunner(store, []projections.Projection{q}).CatchUp(ctx); err != nil {
+		return nil, fmt.Errorf("read the HITL queue: %w", err)
+	}
+	ids := []string{}
+	for _, it := range q.Items() {
+		if !slices.Contains(ids, it.SessionID) {
+			ids = append(ids, it.SessionID)
+		}
+	}
+	return ids, nil
 }
 
 // checkListen refuses a listen address other machines can reach when the
@@ -258,10 +284,12 @@ func (n *node) close() error {
 	if n.hosted != nil {
 		// The agents' MCP sessions and environment roots, after the
 		// runtime that used them.
-		if cerr := n.hosted.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close the agents of the spec file: %w", cerr)
+		for _, h := range append(n.earlier, n.hosted) {
+			if cerr := h.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close the agents of the spec file: %w", cerr)
+			}
 		}
-		n.hosted = nil
+		n.hosted, n.earlier = nil, nil
 	}
 	if n.server != nil {
 		n.server.Shutdown()

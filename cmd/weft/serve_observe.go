@@ -28,7 +28,7 @@ func addObserveFlags(fs interface {
 	BoolVar(p *bool, name string, value bool, usage string)
 }) *observeFlags {
 	o := &observeFlags{}
-	fs.StringVar(&o.logFormat, "log-format", "text", "the node's log lines on stderr: `text` or json")
+	fs.StringVar(&o.logFormat, "log-format", "text", "the `FORMAT` of the node's log lines on stderr: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "the lowest `LEVEL` logged: debug, info, warn or error")
 	fs.BoolVar(&o.traceContent, "trace-content", false, "put tool arguments and results into the trace spans (off: content may hold what must not leave the node)")
 	return o
