@@ -71,6 +71,9 @@ type HostConfig struct {
 	// and memstore are), else none: a call or result too large for a
 	// message then returns as an execution error.
 	Blobs events.BlobStore
+	// Observer sees appends, remote deliveries and takeovers (telemetry);
+	// nil: none, at no cost.
+	Observer Observer
 }
 
 // Host runs the actors of one process: an actor system, the session actors

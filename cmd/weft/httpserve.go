@@ -21,6 +21,9 @@ type httpFlags struct {
 	tokensFile  string
 	tls         httpapi.TLSConfig
 	corsOrigins string
+	// obs mounts the console and /metrics beside the API
+	// (serve_observe.go); nil: the API alone.
+	obs *observe
 }
 
 // addHTTPFlags registers the HTTP API's flags on fs.
@@ -68,6 +71,9 @@ func startHTTP(o *httpFlags, rt *weft.Runtime, agents []*weft.Agent, reload func
 	}
 	logs := slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
 	cfg := httpapi.Config{Agents: agents, Tokens: tokens, Logger: slog.New(logs), Reload: reload}
+	if o.obs != nil {
+		cfg.Logger = o.obs.log // --log-format, --log-level
+	}
 	if o.corsOrigins != "" {
 		for _, origin := range strings.Split(o.corsOrigins, ",") {
 			cfg.CORSOrigins = append(cfg.CORSOrigins, strings.TrimSpace(origin))
@@ -91,8 +97,15 @@ func startHTTP(o *httpFlags, rt *weft.Runtime, agents []*weft.Agent, reload func
 	} else {
 		fmt.Fprintf(stderr, "weft serve: the HTTP API authenticates %d token(s) from %s\n", tokens.Len(), source)
 	}
+	var h http.Handler = api
+	if o.obs != nil {
+		if h, err = o.obs.handler(api, rt); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+	}
 	s := &httpServer{url: scheme + "://" + ln.Addr().String(), api: api, done: make(chan error, 1),
-		srv: &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logs, slog.LevelWarn)}}
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logs, slog.LevelWarn)}}
 	s.srv.RegisterOnShutdown(api.Close)
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil

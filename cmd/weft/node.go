@@ -41,6 +41,9 @@ type nodeConfig struct {
 	// remoteTools gives the demo agent the demo tools served by remote
 	// tool workers (weft worker --tools demo) instead of its own.
 	remoteTools bool
+	// obs is the node's logger and telemetry (serve_observe.go); nil:
+	// none.
+	obs *observe
 	// agentsFile declares agents the node hosts besides the demo agent
 	// (weft serve --agents FILE; see package agentspec).
 	agentsFile string
@@ -127,7 +130,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 				return nil, err
 			}
 		}
-		if n.rt, err = weft.Start(ctx, rcfg); err != nil {
+		if n.rt, err = weft.Start(ctx, cfg.observed(rcfg)); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", cfg.natsURL, err)
 		}
 	default:
@@ -142,7 +145,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		}
 		if cfg.listen == "" {
 			// No port: the runtime embeds the server, connected in-process.
-			if n.rt, err = weft.Start(ctx, weft.Config{DataDir: n.dataDir}); err != nil {
+			if n.rt, err = weft.Start(ctx, cfg.observed(weft.Config{DataDir: n.dataDir})); err != nil {
 				return nil, fmt.Errorf("start a node on %s: %w", n.dataDir, err)
 			}
 			break
@@ -186,7 +189,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		if cfg.listenTLS != nil {
 			rcfg.TLS = &bus.TLSConfig{CAFile: cfg.listenTLS.CertFile}
 		}
-		if n.rt, err = weft.Start(ctx, rcfg); err != nil {
+		if n.rt, err = weft.Start(ctx, cfg.observed(rcfg)); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", n.url, err)
 		}
 	}

@@ -26,6 +26,7 @@ type serveOptions struct {
 	demo bool
 	json bool
 	http *httpFlags
+	obs  *observeFlags
 }
 
 // runServe runs a node until ctx ends (the CLI's SIGINT/SIGTERM).
@@ -73,6 +74,7 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.StringVar(&o.node.agentsFile, "agents", "", "also host the agents declared in the spec `FILE` (YAML; see the README's \"Run your own agent\")")
 	output := addOutputFlag(fs)
 	o.http = addHTTPFlags(fs)
+	o.obs = addObserveFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -108,6 +110,9 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 		}
 	}
 	if err := o.http.check(); err != nil {
+		return usageError(fs, "%v", err)
+	}
+	if err := o.obs.check(); err != nil {
 		return usageError(fs, "%v", err)
 	}
 	if tlsCfg != (bus.TLSConfig{}) {
@@ -168,10 +173,17 @@ type demoReport struct {
 
 // serve starts the node, reports where it is, and serves until ctx ends.
 func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err error) {
+	if o.obs != nil {
+		if o.node.obs, err = startObserve(ctx, o.obs, o.http != nil && o.http.addr != "", stderr); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer func() { _ = o.node.obs.close() }()
+	}
 	n, err := startNode(ctx, o.node)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	o.node.obs.attach(n.rt)
 	defer func() {
 		if cerr := n.close(); cerr != nil && err == nil {
 			err = fmt.Errorf("serve: %w", cerr)
@@ -211,6 +223,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 		if reloader != nil {
 			reload = func(ctx context.Context) (any, error) { return reloader.reload(ctx) }
 		}
+		o.http.obs = o.node.obs
 		hs, err := startHTTP(o.http, n.rt, agents, reload, stderr)
 		if err != nil {
 			return fmt.Errorf("serve: the HTTP API: %w", err)
