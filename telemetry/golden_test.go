@@ -28,15 +28,15 @@ var shownKeys = []string{
 // attributes, events, links (by the linked span's name) and whether a
 // root's parent is a caller's span outside the set.
 func tree(spans tracetest.SpanStubs) string {
-	byID := map[trace.SpanID]tracetest.SpanStub{}
+	byID := map[spanKey]tracetest.SpanStub{}
 	for _, s := range spans {
-		byID[s.SpanContext.SpanID()] = s
+		byID[keyOf(s.SpanContext)] = s
 	}
-	children := map[trace.SpanID][]tracetest.SpanStub{}
+	children := map[spanKey][]tracetest.SpanStub{}
 	var roots []tracetest.SpanStub
 	for _, s := range spans {
-		if p, ok := byID[s.Parent.SpanID()]; ok && s.Parent.IsValid() {
-			children[p.SpanContext.SpanID()] = append(children[p.SpanContext.SpanID()], s)
+		if p, ok := byID[keyOf(s.Parent)]; ok && s.Parent.IsValid() {
+			children[keyOf(p.SpanContext)] = append(children[keyOf(p.SpanContext)], s)
 		} else {
 			roots = append(roots, s)
 		}
@@ -59,10 +59,10 @@ func tree(spans tracetest.SpanStubs) string {
 	var walk func(s tracetest.SpanStub, depth int)
 	walk = func(s tracetest.SpanStub, depth int) {
 		fmt.Fprintf(&b, "%s%s\n", strings.Repeat("  ", depth), line(s, byID))
-		if p, ok := byID[s.Parent.SpanID()]; ok && p.SpanContext.TraceID() != s.SpanContext.TraceID() {
+		if p, ok := byID[keyOf(s.Parent)]; ok && p.SpanContext.TraceID() != s.SpanContext.TraceID() {
 			fmt.Fprintf(&b, "%s  ! not in its parent's trace\n", strings.Repeat("  ", depth))
 		}
-		kids := children[s.SpanContext.SpanID()]
+		kids := children[keyOf(s.SpanContext)]
 		order(kids)
 		for _, k := range kids {
 			walk(k, depth+1)
@@ -74,10 +74,19 @@ func tree(spans tracetest.SpanStubs) string {
 	return b.String()
 }
 
-func line(s tracetest.SpanStub, byID map[trace.SpanID]tracetest.SpanStub) string {
+// spanKey names a span: a span id is unique within its trace only (a
+// call's execute_tool span has the same id in each segment of its run).
+type spanKey struct {
+	trace trace.TraceID
+	span  trace.SpanID
+}
+
+func keyOf(sc trace.SpanContext) spanKey { return spanKey{sc.TraceID(), sc.SpanID()} }
+
+func line(s tracetest.SpanStub, byID map[spanKey]tracetest.SpanStub) string {
 	parts := []string{s.Name, "[" + s.SpanKind.String() + "]"}
 	if s.Parent.IsValid() {
-		if _, ok := byID[s.Parent.SpanID()]; !ok {
+		if _, ok := byID[keyOf(s.Parent)]; !ok {
 			parts = append(parts, "(parent: "+s.Parent.SpanID().String()+" of trace "+s.Parent.TraceID().String()+")")
 		}
 	}
@@ -99,7 +108,7 @@ func line(s tracetest.SpanStub, byID map[trace.SpanID]tracetest.SpanStub) string
 	}
 	for _, l := range s.Links {
 		name := "?"
-		if t, ok := byID[l.SpanContext.SpanID()]; ok && t.SpanContext.TraceID() == l.SpanContext.TraceID() {
+		if t, ok := byID[keyOf(l.SpanContext)]; ok {
 			name = t.Name + " segment " + segmentOf(t)
 		}
 		parts = append(parts, "link→"+name)

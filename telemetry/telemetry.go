@@ -136,12 +136,21 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 
 // RunStarting records the caller's trace context in a run's metadata
 // (MetadataKey), or a new trace id when ctx has no span, so that the node
-// that carries the run on continues its trace.
+// that carries the run on continues its trace. A sub-run (metadata
+// actors.MetaParent naming a call this process follows in flight) is put
+// under the call's execute_tool span, derived from the log as the span
+// itself will be, whatever span ctx carries.
 func (t *Telemetry) RunStarting(ctx context.Context, md map[string]any) {
 	if _, ok := md[MetadataKey]; ok {
 		return
 	}
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+	sc := trace.SpanContextFromContext(ctx)
+	if p, ok := md[actors.MetaParent]; ok {
+		if call, ok := t.callSpan(actors.ParentFrom(p)); ok {
+			sc = call
+		}
+	}
+	if sc.IsValid() {
 		carrier := propagation.MapCarrier{}
 		propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
 		md[MetadataKey] = map[string]any{"traceparent": carrier["traceparent"]}

@@ -32,3 +32,16 @@ type parentSpan struct {
 
 func (p parentSpan) SpanContext() trace.SpanContext       { return p.sc }
 func (p parentSpan) TracerProvider() trace.TracerProvider { return p.tp }
+
+// callSpan returns the execute_tool span context of a parent run's call
+// in flight (requested, not yet returned), false for a call this process
+// does not follow.
+func (t *Telemetry) callSpan(p actors.ParentRef) (trace.SpanContext, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.track.runs[runKey(p.SessionID, p.RunID)]
+	if r == nil || r.tools[p.ToolCallID] == nil {
+		return trace.SpanContext{}, false
+	}
+	return t.track.remoteParent(p.SessionID, p.RunID, p.ToolCallID)
+}
