@@ -35,8 +35,9 @@ var funcs = template.FuncMap{
 		}
 		return s
 	},
-	"join": strings.Join,
-	"list": func(s ...string) []string { return s },
+	"join":   strings.Join,
+	"anchor": callAnchor,
+	"list":   func(s ...string) []string { return s },
 	// pair hands a pending item's template the page's view with the item.
 	"pair": func(v view, i item) itemView { return itemView{V: v, I: i} },
 	"has":  func(roles []string, r string) bool { return contains(roles, r) },

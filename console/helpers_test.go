@@ -81,22 +81,33 @@ func startNode(t *testing.T, model llm.Model, tools ...toolsets.Tool) *node {
 
 func startNodeStore(t *testing.T, store events.Store, readStore events.Store, model llm.Model, tools ...toolsets.Tool) *node {
 	t.Helper()
+	return startNodeAgents(t, store, readStore, func(rt *weft.Runtime) []*weft.Agent {
+		a, err := rt.NewAgent("deployer", weft.AgentConfig{Model: model, Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*weft.Agent{a}
+	})
+}
+
+// startNodeAgents starts a node with the agents agents registers, the
+// first being the node's agent.
+func startNodeAgents(t *testing.T, store events.Store, readStore events.Store, agents func(*weft.Runtime) []*weft.Agent) *node {
+	t.Helper()
 	rt, err := weft.Start(t.Context(), weft.Config{Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	a, err := rt.NewAgent("deployer", weft.AgentConfig{Model: model, Tools: tools})
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := agents(rt)
+	a := all[0]
 	tokens, err := httpapi.ParseTokens(strings.NewReader("ana approver "+approverToken+"\nvera viewer "+viewerToken+"\n"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	api, err := httpapi.New(rt, httpapi.Config{Agents: []*weft.Agent{a}, Tokens: tokens, Logger: logger, KeepAlive: 200e6})
+	api, err := httpapi.New(rt, httpapi.Config{Agents: all, Tokens: tokens, Logger: logger, KeepAlive: 200e6})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ type sessionData struct {
 	ID       string
 	Archive  projections.SessionArchive
 	Entries  []entry
+	Runs     []runView
 	Pending  []item
 	Chain    string
 	Broken   bool
@@ -90,6 +91,8 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (sessionData, 
 		return d, false
 	}
 	d.Entries, d.Chain, d.Broken = timeline(evs), chain, broken
+	d.Runs = runTree(evs, d.Archive)
+	c.childStatuses(r, d.Runs)
 	if d.Pending, err = c.pending(r, id); err != nil {
 		c.fail(w, r, err)
 		return d, false

@@ -20,6 +20,7 @@ type entry struct {
 	Class   string // run, model, tool, hitl, other
 	Run     string
 	Call    string
+	Anchor  string // the element id a link to the call's request uses
 	Title   string
 	Text    string // the main text: model text, a tool's return, a reason
 	JSON    string // arguments or a result, pretty
@@ -93,6 +94,7 @@ func timeline(evs []events.Event) []entry {
 			var d events.ToolRequested
 			_ = json.Unmarshal(ev.Data, &d)
 			requested[ev.ToolCallID] = ev.Time
+			e.Anchor = callAnchor(ev.RunID, ev.ToolCallID)
 			e.Title, e.JSON = "tool call: "+d.Tool, pretty(d.Args())
 		case events.TypeToolStarted:
 			var d events.ToolStarted
@@ -237,3 +239,6 @@ func surfaces(r toolsets.Return) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// callAnchor is the element id of a call's tool.requested row.
+func callAnchor(run, call string) string { return "call-" + run + "-" + call }
