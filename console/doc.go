@@ -9,7 +9,9 @@
 // the decided_by the log records are the API's own. The timeline and the
 // raw JSONL download read the session's stream from the log, after the
 // API said who the caller is, with the private surfaces redacted unless
-// the caller has the approver role.
+// the caller has the approver role. A session page links its runs'
+// sub-runs (an agent called as a tool) and, for a sub-run, its parent's
+// session, run and call; a sub-run's queue item shows its parent chain.
 //
 // Security: the token lives in an HttpOnly, SameSite=Strict cookie and is
 // never written into a page, a log line or an event; every non-GET

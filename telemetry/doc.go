@@ -14,7 +14,8 @@
 //   - invoke_agent {agent}: a run, from run.started (or run.resumed) to
 //     its settling. Its parent is the trace context recorded in
 //     run.started's metadata under "weft.trace" (the caller's span of the
-//     Start, e.g. a POST /v1/runs with a traceparent header). The work
+//     Start, e.g. a POST /v1/runs with a traceparent header; for a sub-run,
+//     the execute_tool span of the parent's call that started it). The work
 //     after a HITL wait is a new trace whose run span links to the span of
 //     the segment that waited.
 //   - chat {model}: a model request, from model.request to model.response.
