@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -142,4 +143,20 @@ func checkGolden(t *testing.T, name, got string) {
 	if d := cmp.Diff(string(want), got); d != "" {
 		t.Errorf("span tree %s (-want +got):\n%s", name, d)
 	}
+}
+
+// quiet returns exp's spans once no more arrive for 100 ms (at most 5 s):
+// spans can land after the run's end (a remote worker ends its span after
+// it sent the return).
+func quiet(exp *tracetest.InMemoryExporter) tracetest.SpanStubs {
+	n, still := -1, 0
+	for i := 0; i < 250 && still < 5; i++ {
+		time.Sleep(20 * time.Millisecond)
+		if m := len(exp.GetSpans()); m == n {
+			still++
+		} else {
+			n, still = m, 0
+		}
+	}
+	return exp.GetSpans()
 }

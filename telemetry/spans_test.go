@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/telemetry"
@@ -34,8 +35,13 @@ func TestMain(m *testing.M) {
 // exporting into an in-memory exporter.
 func setup(t *testing.T, cfg telemetry.Config) (*weft.Runtime, *telemetry.Telemetry, *tracetest.InMemoryExporter) {
 	t.Helper()
+	return setupOn(t, memstore.New(), cfg)
+}
+
+// setupOn is setup on store.
+func setupOn(t *testing.T, store events.Store, cfg telemetry.Config) (*weft.Runtime, *telemetry.Telemetry, *tracetest.InMemoryExporter) {
+	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
-	store := memstore.New()
 	cfg.SpanExporters, cfg.Syncer, cfg.Store, cfg.Backend = append(cfg.SpanExporters, exp), true, store, "memstore"
 	tel, err := telemetry.New(cfg)
 	if err != nil {
@@ -139,7 +145,7 @@ func TestSpanTrees(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rt, tel, exp := setup(t, telemetry.Config{})
 			tc.run(t, rt, tel)
-			checkGolden(t, tc.name, tree(exp.GetSpans()))
+			checkGolden(t, tc.name, tree(quiet(exp)))
 			for _, s := range exp.GetSpans() {
 				for _, kv := range s.Attributes {
 					if kv.Key == "gen_ai.tool.call.arguments" || kv.Key == "gen_ai.tool.call.result" {

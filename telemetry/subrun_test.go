@@ -8,9 +8,11 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/telemetry"
@@ -148,17 +150,26 @@ func TestSpanTreeSubrunAfterRestart(t *testing.T) {
 
 // TestSubrunTraceFromTheLog: a sub-run started with a context that carries
 // no span (a recovered call, a worker without a tracer) is still put under
-// its parent call's execute_tool span, derived from the log; a parent
-// that names no call in flight gets no parent span.
+// its parent call's execute_tool span, derived from the log, also by a
+// Telemetry that has seen nothing of the parent's session yet (it reads
+// the log: a call run again after a restart); a parent that names no call
+// in flight gets no parent span.
 func TestSubrunTraceFromTheLog(t *testing.T) {
-	rt, tel, exp := setup(t, telemetry.Config{})
-	var inFlight, unknown map[string]any
+	store := memstore.New()
+	rt, tel, exp := setupOn(t, store, telemetry.Config{})
+	other, err := telemetry.New(telemetry.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Shutdown(context.Background()) })
+	var inFlight, fresh, unknown map[string]any
 	spawn := newTool(t, "spawn", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
 		parent := func(call string) map[string]any {
 			return map[string]any{actors.MetaParent: map[string]any{"session_id": tc.SessionID, "run_id": tc.RunID, "tool_call_id": call, "depth": 1}}
 		}
-		inFlight, unknown = parent(tc.CallID), parent("not-a-call")
+		inFlight, fresh, unknown = parent(tc.CallID), parent(tc.CallID), parent("not-a-call")
 		tel.RunStarting(context.Background(), inFlight)
+		other.RunStarting(context.Background(), fresh)
 		tel.RunStarting(context.Background(), unknown)
 		return "ok", nil
 	})
@@ -173,7 +184,69 @@ func TestSubrunTraceFromTheLog(t *testing.T) {
 	if got := inFlight[telemetry.MetadataKey]; !reflect.DeepEqual(got, map[string]any{"traceparent": want}) {
 		t.Errorf("sub-run of a call in flight: %s = %v, want traceparent %s", telemetry.MetadataKey, got, want)
 	}
+	if got := fresh[telemetry.MetadataKey]; !reflect.DeepEqual(got, map[string]any{"traceparent": want}) {
+		t.Errorf("sub-run of a call in flight, parent session read from the log: %s = %v, want traceparent %s", telemetry.MetadataKey, got, want)
+	}
 	if got, ok := unknown[telemetry.MetadataKey].(map[string]any); !ok || got["traceparent"] != nil || got["trace_id"] == nil {
 		t.Errorf("sub-run naming no call in flight: %s = %v, want a new trace id", telemetry.MetadataKey, unknown[telemetry.MetadataKey])
+	}
+}
+
+// TestSubrunTraceReadOnce: the events a sub-run's start read from the log
+// are applied once, though the appends that wrote them may reach the
+// Telemetry after it: a parent in its second segment (after an approval)
+// keeps that segment's trace.
+func TestSubrunTraceReadOnce(t *testing.T) {
+	store := memstore.New()
+	rt, _, exp := setupOn(t, store, telemetry.Config{})
+	other, err := telemetry.New(telemetry.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Shutdown(context.Background()) })
+	var first, second map[string]any
+	spawn := newTool(t, "spawn", func(ctx context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
+		if tc.Approval == nil {
+			return nil, toolsets.ApprovalRequired("spawn", nil)
+		}
+		parent := func() map[string]any {
+			return map[string]any{actors.MetaParent: map[string]any{"session_id": tc.SessionID, "run_id": tc.RunID, "tool_call_id": tc.CallID, "depth": 1}}
+		}
+		first, second = parent(), parent()
+		other.RunStarting(context.Background(), first) // reads the log
+		evs, err := store.ReadStream(ctx, events.SessionStream(tc.SessionID), 0)
+		if err != nil {
+			return nil, err
+		}
+		other.Appended(evs[len(evs)-4:], 0) // appends it read, told late
+		other.RunStarting(context.Background(), second)
+		return "ok", nil
+	})
+	model := llm.NewScripted(llm.ScriptToolCalls(call("c1", "spawn", `{}`)), llm.ScriptText("done"))
+	s := agent(t, rt, "lead", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{spawn}}).NewSession()
+	run(t, s, weft.StatusWaiting)
+	if res, err := s.Resume(t.Context(), weft.Approve("c1", "ana", nil)); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Resume = %+v, %v", res, err)
+	}
+	spans := waitSpans(t, exp, 6)
+	var seg1 trace.TraceID
+	for _, sp := range spans {
+		if sp.Name == "invoke_agent lead" && segmentOf(sp) == "1" {
+			seg1 = sp.SpanContext.TraceID()
+		}
+	}
+	var want string
+	for _, sp := range spans {
+		if sp.Name == "execute_tool spawn" && sp.SpanContext.TraceID() == seg1 {
+			want = "00-" + sp.SpanContext.TraceID().String() + "-" + sp.SpanContext.SpanID().String() + "-01"
+		}
+	}
+	if want == "" {
+		t.Fatal("no execute_tool span in the second segment")
+	}
+	for name, md := range map[string]map[string]any{"first": first, "second": second} {
+		if got := md[telemetry.MetadataKey]; !reflect.DeepEqual(got, map[string]any{"traceparent": want}) {
+			t.Errorf("%s start: %s = %v, want traceparent %s (the call in the second segment)", name, telemetry.MetadataKey, got, want)
+		}
 	}
 }

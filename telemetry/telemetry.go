@@ -65,7 +65,11 @@ type Telemetry struct {
 	mu    sync.Mutex
 	track *tracker
 	seen  map[string]bool // sessions whose log this process has read
-	hitl  map[string]hitlItem
+	// read is the last version of a session's log read whole for a
+	// sub-run's start (callSpan): its events up to it, whose appends
+	// this process may yet be told of, are applied once.
+	read map[string]uint64
+	hitl map[string]hitlItem
 	// active is each session's open run segment (session id →
 	// trace.SpanContext), for LogHandler; activeSet is what was last
 	// stored in it, so that it changes only when the segment does.
@@ -92,7 +96,7 @@ func New(cfg Config) (*Telemetry, error) {
 		}
 	}
 	t := &Telemetry{cfg: cfg, tp: sdktrace.NewTracerProvider(opts...), prom: sdkmetric.NewManualReader(),
-		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, hitl: map[string]hitlItem{}, activeSet: map[string]trace.SpanID{}, opts: map[optKey]metric.MeasurementOption{}}
+		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, read: map[string]uint64{}, hitl: map[string]hitlItem{}, activeSet: map[string]trace.SpanID{}, opts: map[optKey]metric.MeasurementOption{}}
 	mopts := []sdkmetric.Option{sdkmetric.WithReader(t.prom), sdkmetric.WithResource(res)}
 	for _, r := range cfg.MetricReaders {
 		mopts = append(mopts, sdkmetric.WithReader(r))
@@ -173,6 +177,12 @@ func (t *Telemetry) Appended(stored []events.Event, took time.Duration) {
 	}
 	for _, ev := range stored {
 		t.seen[ev.SessionID] = true
+		if v, ok := t.read[ev.SessionID]; ok {
+			if ev.Version <= v {
+				continue // applied when its log was read
+			}
+			delete(t.read, ev.SessionID)
+		}
 		t.countEvent(ctx, ev)
 		for _, s := range t.track.apply(ev) {
 			t.emit(s)
@@ -184,6 +194,7 @@ func (t *Telemetry) Appended(stored []events.Event, took time.Duration) {
 		// Bounded: a session forgotten is read again at its next append
 		// that is not a run's start.
 		clear(t.seen)
+		clear(t.read)
 	}
 }
 
@@ -194,24 +205,33 @@ const maxSeen = 100_000
 // open runs (a session this process carries on without having seen it
 // start: a takeover, a restart).
 func (t *Telemetry) load(first events.Event) {
-	t.seen[first.SessionID] = true
+	t.readLog(first.SessionID, first.Stream, first.Version)
+}
+
+// readLog reads a session's log before version before (0: all of it) to
+// know its open runs; it returns the last version it read.
+func (t *Telemetry) readLog(session, stream string, before uint64) uint64 {
+	t.seen[session] = true
 	if t.cfg.Store == nil {
-		return
+		return 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	evs, err := t.cfg.Store.ReadStream(ctx, first.Stream, 0)
+	evs, err := t.cfg.Store.ReadStream(ctx, stream, 0)
 	if err != nil {
-		t.log.Warn("telemetry: read the session's log", "session", first.SessionID, "err", err)
-		return
+		t.log.Warn("telemetry: read the session's log", "session", session, "err", err)
+		return 0
 	}
+	var last uint64
 	for _, ev := range evs {
-		if ev.Version >= first.Version {
+		if before > 0 && ev.Version >= before {
 			break
 		}
 		t.track.apply(ev) // spans the other node ended are its own
 		t.trackHITL(ev, false)
+		last = ev.Version
 	}
+	return last
 }
 
 // emit builds s with the SDK.

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/events"
 )
 
 // ToolContext gives a local tool call's context the call's execute_tool
@@ -35,10 +36,20 @@ func (p parentSpan) TracerProvider() trace.TracerProvider { return p.tp }
 
 // callSpan returns the execute_tool span context of a parent run's call
 // in flight (requested, not yet returned), false for a call this process
-// does not follow.
+// does not follow. A parent session this process has not read yet (a
+// call run again after a restart before anything of its session was
+// appended here) is read from the log.
 func (t *Telemetry) callSpan(p actors.ParentRef) (trace.SpanContext, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if p.SessionID == "" {
+		return trace.SpanContext{}, false
+	}
+	if !t.seen[p.SessionID] {
+		if v := t.readLog(p.SessionID, events.SessionStream(p.SessionID), 0); v > 0 {
+			t.read[p.SessionID] = v
+		}
+	}
 	r := t.track.runs[runKey(p.SessionID, p.RunID)]
 	if r == nil || r.tools[p.ToolCallID] == nil {
 		return trace.SpanContext{}, false
