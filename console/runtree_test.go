@@ -17,7 +17,8 @@ import (
 
 // treeNode starts a node whose agent "lead" calls the agent "deployer" as
 // a tool twice in one response (c1, c2); each child run asks to deploy
-// and waits for an approval. It returns the node and the parent session.
+// and waits for an approval. It returns the node and the parent session
+// once both children wait.
 func treeNode(t *testing.T) (*node, string) {
 	t.Helper()
 	n := startNodeAgents(t, memstore.New(), nil, func(rt *weft.Runtime) []*weft.Agent {
@@ -41,6 +42,10 @@ func treeNode(t *testing.T) (*node, string) {
 	if err != nil || res.Status != weft.StatusWaiting {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
+	// The parent waits as soon as its calls deferred; the children ask for
+	// their approvals after.
+	b := n.browser(t, approverToken)
+	waitFor(t, func() bool { return strings.Count(b.get("/console/queue"), `class="item kind-approval"`) == 2 })
 	return n, s.ID()
 }
 

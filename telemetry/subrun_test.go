@@ -152,8 +152,8 @@ func TestSpanTreeSubrunAfterRestart(t *testing.T) {
 // no span (a recovered call, a worker without a tracer) is still put under
 // its parent call's execute_tool span, derived from the log, also by a
 // Telemetry that has seen nothing of the parent's session yet (it reads
-// the log: a call run again after a restart); a parent that names no call
-// in flight gets no parent span.
+// the log: a call run again after a restart); a parent run that this
+// process does not follow gets no parent span.
 func TestSubrunTraceFromTheLog(t *testing.T) {
 	store := memstore.New()
 	rt, tel, exp := setupOn(t, store, telemetry.Config{})
@@ -164,10 +164,10 @@ func TestSubrunTraceFromTheLog(t *testing.T) {
 	t.Cleanup(func() { _ = other.Shutdown(context.Background()) })
 	var inFlight, fresh, unknown map[string]any
 	spawn := newTool(t, "spawn", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
-		parent := func(call string) map[string]any {
-			return map[string]any{actors.MetaParent: map[string]any{"session_id": tc.SessionID, "run_id": tc.RunID, "tool_call_id": call, "depth": 1}}
+		parent := func(run string) map[string]any {
+			return map[string]any{actors.MetaParent: map[string]any{"session_id": tc.SessionID, "run_id": run, "tool_call_id": tc.CallID, "depth": 1}}
 		}
-		inFlight, fresh, unknown = parent(tc.CallID), parent(tc.CallID), parent("not-a-call")
+		inFlight, fresh, unknown = parent(tc.RunID), parent(tc.RunID), parent("not-a-run")
 		tel.RunStarting(context.Background(), inFlight)
 		other.RunStarting(context.Background(), fresh)
 		tel.RunStarting(context.Background(), unknown)
@@ -182,13 +182,13 @@ func TestSubrunTraceFromTheLog(t *testing.T) {
 		}
 	}
 	if got := inFlight[telemetry.MetadataKey]; !reflect.DeepEqual(got, map[string]any{"traceparent": want}) {
-		t.Errorf("sub-run of a call in flight: %s = %v, want traceparent %s", telemetry.MetadataKey, got, want)
+		t.Errorf("sub-run of a call: %s = %v, want traceparent %s", telemetry.MetadataKey, got, want)
 	}
 	if got := fresh[telemetry.MetadataKey]; !reflect.DeepEqual(got, map[string]any{"traceparent": want}) {
-		t.Errorf("sub-run of a call in flight, parent session read from the log: %s = %v, want traceparent %s", telemetry.MetadataKey, got, want)
+		t.Errorf("sub-run of a call, parent session read from the log: %s = %v, want traceparent %s", telemetry.MetadataKey, got, want)
 	}
 	if got, ok := unknown[telemetry.MetadataKey].(map[string]any); !ok || got["traceparent"] != nil || got["trace_id"] == nil {
-		t.Errorf("sub-run naming no call in flight: %s = %v, want a new trace id", telemetry.MetadataKey, unknown[telemetry.MetadataKey])
+		t.Errorf("sub-run of a run not followed: %s = %v, want a new trace id", telemetry.MetadataKey, unknown[telemetry.MetadataKey])
 	}
 }
 

@@ -141,7 +141,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // RunStarting records the caller's trace context in a run's metadata
 // (MetadataKey), or a new trace id when ctx has no span, so that the node
 // that carries the run on continues its trace. A sub-run (metadata
-// actors.MetaParent naming a call this process follows in flight) is put
+// actors.MetaParent naming a call of a run this process follows) is put
 // under the call's execute_tool span, derived from the log as the span
 // itself will be, whatever span ctx carries.
 func (t *Telemetry) RunStarting(ctx context.Context, md map[string]any) {

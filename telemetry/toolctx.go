@@ -34,9 +34,10 @@ type parentSpan struct {
 func (p parentSpan) SpanContext() trace.SpanContext       { return p.sc }
 func (p parentSpan) TracerProvider() trace.TracerProvider { return p.tp }
 
-// callSpan returns the execute_tool span context of a parent run's call
-// in flight (requested, not yet returned), false for a call this process
-// does not follow. A parent session this process has not read yet (a
+// callSpan returns the execute_tool span context of a call of a parent
+// run in an open segment (the call itself may not be in the log yet: a
+// call approved and run again records its tool.started as it starts),
+// false for a run this process does not follow. A parent session this process has not read yet (a
 // call run again after a restart before anything of its session was
 // appended here) is read from the log.
 func (t *Telemetry) callSpan(p actors.ParentRef) (trace.SpanContext, bool) {
@@ -51,7 +52,7 @@ func (t *Telemetry) callSpan(p actors.ParentRef) (trace.SpanContext, bool) {
 		}
 	}
 	r := t.track.runs[runKey(p.SessionID, p.RunID)]
-	if r == nil || r.tools[p.ToolCallID] == nil {
+	if r == nil || !r.open || p.ToolCallID == "" {
 		return trace.SpanContext{}, false
 	}
 	return t.track.remoteParent(p.SessionID, p.RunID, p.ToolCallID)
