@@ -77,7 +77,7 @@ func runTree(evs []events.Event, archive projections.SessionArchive) []runView {
 			if json.Unmarshal(d.Metadata, &md) != nil {
 				continue
 			}
-			if c, ok := md[metaSubrun]; ok && c.SessionID != "" {
+			if c, ok := md[metaSubrun]; ok && c.SessionID != "" && !hasChild(runs[i].Children, c.SessionID) {
 				runs[i].Children = append(runs[i].Children, childLink{SessionID: c.SessionID, RunID: c.RunID, Agent: c.Agent, Call: ev.ToolCallID})
 			}
 		}
@@ -88,6 +88,17 @@ func runTree(evs []events.Event, archive projections.SessionArchive) []runView {
 		}
 	}
 	return runs
+}
+
+// hasChild says whether a child session is listed already (a deferred
+// call requested again names the same child).
+func hasChild(list []childLink, session string) bool {
+	for _, c := range list {
+		if c.SessionID == session {
+			return true
+		}
+	}
+	return false
 }
 
 // childStatuses fills the sub-runs' statuses from their sessions, read
