@@ -90,11 +90,7 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			return nil, bad(i, ErrInvalidEvent, "data is a blob reference: append the content, the store keeps large data in its blob store")
 		}
 		if ev.ID == uuid.Nil {
-			id, err := uuid.NewV7()
-			if err != nil {
-				return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("new event id: %w", err)}
-			}
-			ev.ID = id
+			ev.ID = NewID()
 		}
 		if seen != nil {
 			if _, dup := seen[ev.ID]; dup {
