@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,10 +17,8 @@ import (
 // ErrInternal when the fold refuses the stream, ErrInternal and
 // ErrSessionDamaged when the stream holds poison or the store is damaged.
 func (a *sessionActor) load() error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
 	st := NewSessionState(a.id)
-	evs, err := a.h.cfg.Store.ReadStream(ctx, a.stream, 0)
+	evs, err := a.h.cfg.Store.ReadStream(a.store.get(), a.stream, 0)
 	switch {
 	case errors.Is(err, events.ErrStreamNotFound):
 		evs = nil // a new session
@@ -71,7 +68,8 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 		}
 		p = nil
 	}
-	var before []runStatus
+	var buf [2]runStatus
+	before := buf[:0]
 	if p != nil {
 		a.pend = nil
 		before = p.before
