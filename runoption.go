@@ -19,6 +19,7 @@ type runOptions struct {
 	metadata map[string]any
 	deltas   bool
 	runID    string
+	err      error // the first option that is invalid (WithToolSelection)
 }
 
 // runOptionsOf applies opts.
@@ -97,6 +98,9 @@ type RunStartHook func(ctx context.Context, rs *RunStart) error
 // run's toolsets, and returns the start command.
 func (s *Session) startCommand(ctx context.Context, runID, prompt string, opts []RunOption) (actors.StartCommand, error) {
 	o := runOptionsOf(opts)
+	if o.err != nil {
+		return actors.StartCommand{}, fmt.Errorf("weft: %w", o.err)
+	}
 	rs := &RunStart{Agent: s.agent.spec.Name, SessionID: s.id, RunID: runID, Prompt: prompt, Metadata: o.metadata}
 	if rs.Metadata == nil {
 		rs.Metadata = map[string]any{}

@@ -41,6 +41,9 @@ type core struct {
 	f      runFacts
 	look   lookups
 	maxMsg int // the largest model message and tool return, encoded (PayloadLimits.max)
+	// handling are the error handlers under way in this process
+	// (core_handlers.go), by HandlerState.key.
+	handling map[string]bool
 }
 
 // runFacts are the in-process facts of the active run that are not in the

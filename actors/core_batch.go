@@ -16,7 +16,7 @@ import (
 func (k core) runBatch(r *RunState) decision {
 	var toRun []*CallState
 	for _, cs := range r.Batch {
-		if (cs.Return == nil || runsAgain(cs)) && !k.f.inFlight[cs.ID] {
+		if (cs.Return == nil || runsAgain(cs)) && !k.f.inFlight[cs.ID] && !r.waitsForChild(cs) {
 			toRun = append(toRun, cs)
 		}
 	}
@@ -42,7 +42,7 @@ func (k core) runBatch(r *RunState) decision {
 			approval = &toolsets.Approval{DecidedBy: cs.Decision.By, Note: cs.Decision.Reason, Arguments: cs.Decision.Arguments}
 		}
 		reqs = append(reqs, ToolRequest{SessionID: k.session, RunID: r.ID, CallID: cs.ID, Name: cs.Tool, Arguments: cs.Arguments, Approval: approval,
-			Elicitation: elicitationOf(cs), ModelRetries: r.Retries[cs.Tool]})
+			Elicitation: elicitationOf(cs), ModelRetries: r.Retries[cs.Tool], Code: k.codeInput(r, cs)})
 	}
 	if len(reqs) == 0 {
 		// Every call was stopped: once their returns are recorded the
@@ -64,6 +64,9 @@ func (k core) check(cs *CallState) (toolsets.Return, bool) {
 		// Approved, or answered: it was checked before it first ran.
 		return toolsets.Return{}, false
 	}
+	if ret, refused := k.unselected(cs); refused {
+		return ret, true
+	}
 	if ret, refused := refuseMalformed(k.f.prep, cs); refused {
 		return ret, true
 	}
@@ -71,7 +74,7 @@ func (k core) check(cs *CallState) (toolsets.Return, bool) {
 	if !gated && !k.look.IsRemoteTool(cs.Tool) {
 		return toolsets.Return{}, false
 	}
-	if ret, refused := refuseInvalid(k.f.prep, cs); refused {
+	if ret, refused := k.refuseInvalid(cs); refused {
 		return ret, true
 	}
 	if gated {

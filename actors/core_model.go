@@ -23,6 +23,12 @@ type modelReply struct {
 // requestModel records model.request (after reports, the preparation's)
 // and calls the model for the step it opens.
 func (k core) requestModel(r *RunState, spec *AgentSpec, reports []record) decision {
+	if _, err := k.selection(r); err != nil {
+		return k.fail(r, FailPolicy, err.Error())
+	}
+	if _, err := k.expand(r); err != nil {
+		return k.fail(r, FailToolset, "the instructions' tool placeholders: "+err.Error())
+	}
 	conv := k.st.Conversation(r)
 	// Record the messages added since the previous request: the full
 	// conversation of any request is a fold of the stream.
@@ -36,7 +42,7 @@ func (k core) requestModel(r *RunState, spec *AgentSpec, reports []record) decis
 	if err != nil {
 		return k.fail(r, FailInternal, "encode messages: "+err.Error())
 	}
-	ev := newRecord(events.TypeModelRequest, k.session, r.ID, "", events.ModelRequest{Model: modelName(spec.Model), Messages: msgs, Tools: k.f.prep.Names})
+	ev := newRecord(events.TypeModelRequest, k.session, r.ID, "", events.ModelRequest{Model: modelName(spec.Model), Messages: msgs, Tools: k.requestNames(r)})
 	// model.request opens step r.Step+1; it changes no message.
 	req := k.modelRequestOf(r, spec, r.Step+1, conv)
 	return decision{recs: append(reports, ev), split: true, effects: []effect{effCallModel{req: req}}}
@@ -48,7 +54,7 @@ func (k core) modelRequest(r *RunState, spec *AgentSpec, step int) *llm.Request 
 }
 
 func (k core) modelRequestOf(r *RunState, spec *AgentSpec, step int, conv []llm.Message) *llm.Request {
-	return &llm.Request{Instructions: k.f.prep.Instructions, Messages: conv, Tools: k.f.prep.Tools,
+	return &llm.Request{Instructions: k.instructions(r), Messages: conv, Tools: k.requestTools(r),
 		Settings: spec.Settings, Run: llm.RunInfo{SessionID: k.session, RunID: r.ID, Step: step}}
 }
 

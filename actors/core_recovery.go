@@ -13,7 +13,7 @@ import (
 func (k core) advance() decision {
 	r := k.st.ActiveRun()
 	if r == nil || r.Status != StatusRunning {
-		return decision{}
+		return k.dueHandlers()
 	}
 	spec, ok := k.look.Agent(r.Agent)
 	if !ok {

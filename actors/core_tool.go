@@ -48,6 +48,9 @@ func (k core) toolReport(runID string, rep ToolReport) decision {
 		}
 		ret := *rep.Return
 		ret.CallID, ret.ToolName = cs.ID, cs.Tool
+		if d, ok := k.codeCall(r, cs, &ret); ok {
+			return d
+		}
 		return decision{recs: []record{limitedReturnedEvent(k.session, r.ID, ret, k.maxMsg)}, queue: true, returned: cs.ID}
 	default:
 		return decision{}
@@ -59,7 +62,9 @@ func (k core) toolReport(runID string, rep ToolReport) decision {
 // a step of its own, so they may be split), and the run carries on when a
 // call returned.
 func flushed(recs []record) decision {
-	returned := slices.ContainsFunc(recs, func(r record) bool { return r.Type == events.TypeToolReturned })
+	returned := slices.ContainsFunc(recs, func(r record) bool {
+		return r.Type == events.TypeToolReturned || r.Type == events.TypeToolRequested // a program's next call
+	})
 	return decision{recs: recs, split: true, carryOn: returned}
 }
 

@@ -28,8 +28,11 @@
 //     inventories), core_batch.go (batches, the approval policy, waiting
 //     for approvals and deferred calls), core_tool.go (tool reports),
 //     core_recovery.go (what the run does next, completion of split
-//     appends), core_limits.go (limits and budgets); decide.go holds the
-//     rules of a resume's decisions.
+//     appends), core_limits.go (limits and budgets), core_code.go (the
+//     calls of code-mode programs, durable by replay), core_code_prompt.go
+//     (code mode's tools and the instructions' tool placeholders),
+//     core_selection.go (a run's tool selection), core_handlers.go (error
+//     handlers); decide.go holds the rules of a resume's decisions.
 //   - Toolset-lifecycle actor (a child of the session actor): prepares the
 //     run's toolsets (the agent's, then those attached to the run with
 //     Host.AttachRunToolsets) before every model request, and after a

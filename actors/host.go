@@ -553,6 +553,7 @@ func (h *Host) ReadSession(ctx context.Context, id string) (*SessionState, error
 // reading only their streams.
 func (h *Host) Recover(ctx context.Context) ([]string, error) {
 	running := map[string]bool{}
+	var handlers handlerScan // sessions whose error handlers are due
 	poisoned := map[string]error{}
 	var order []string
 	for ev, err := range h.cfg.Store.ReadAll(ctx, 0) {
@@ -575,11 +576,12 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 			order = append(order, ev.SessionID)
 		}
 		running[ev.SessionID] = stillRunning(was, ev.Type)
+		handlers.observe(ev)
 	}
 	var out []string
 	var damaged []DamagedSession
 	for _, id := range order {
-		if !running[id] {
+		if !running[id] && !handlers.due(id) {
 			continue
 		}
 		damage := poisoned[id]

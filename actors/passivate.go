@@ -35,8 +35,8 @@ func (h *Host) sessionIdle() time.Duration {
 // quiet reports whether the actor has nothing under way: no run running,
 // no event queued, no resume held, no toolset exit awaited.
 func (a *sessionActor) quiet() bool {
-	if len(a.queued) > 0 || len(a.held) > 0 || a.exits > 0 {
-		return false
+	if len(a.queued) > 0 || len(a.held) > 0 || a.exits > 0 || len(a.handling) > 0 {
+		return false // (error handlers running: their outcomes come back here)
 	}
 	if a.st == nil {
 		return true // never loaded: nothing of it is in memory

@@ -67,6 +67,8 @@ type sessionActor struct {
 	idleArmed  bool
 	// store bounds the actor's appends (see storeCtx).
 	store storeCtx
+	// handling are the error handlers running (session_handlers.go).
+	handling map[string]bool
 }
 
 // runMem is what the actor keeps in memory about the active run, beside
@@ -163,6 +165,8 @@ func (a *sessionActor) Receive(c actor.Context) {
 		a.flush(c)
 	case *batchFinished:
 		a.onBatchFinished(c, m)
+	case *handlerDone:
+		a.onHandlerDone(c, m)
 	case *idleCheck:
 		a.onIdleCheck(c)
 	case *actor.Stopping:
@@ -177,7 +181,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 // core returns the session core's view of the actor: its state, the
 // active run's facts and the host's lookups.
 func (a *sessionActor) core() core {
-	k := core{session: a.id, st: a.st, look: a.h, maxMsg: a.h.payload.max()}
+	k := core{session: a.id, st: a.st, look: a.h, maxMsg: a.h.payload.max(), handling: a.handling}
 	if a.run != nil {
 		k.f = a.run.f
 	}
@@ -233,6 +237,8 @@ func (a *sessionActor) do(c actor.Context, d decision, cmd *command) {
 	}
 	if d.carryOn {
 		a.advance(c)
+	} else if endsRun(d.recs) {
+		a.do(c, a.core().dueHandlers(), nil) // the run's error handlers
 	}
 }
 
@@ -250,6 +256,8 @@ func (a *sessionActor) perform(c actor.Context, e effect, cmd *command) {
 		a.callModel(e.req)
 	case effDispatch:
 		a.dispatch(c, e)
+	case effRunHandlers:
+		a.runHandlers(c, e)
 	}
 }
 

@@ -68,6 +68,9 @@ type SessionState struct {
 	// recorded. See LoadedSearchState.
 	Search            map[string]*toolsets.SearchState
 	SearchInitialized map[string]bool
+	// Code are the durable variables of the session's code-mode programs
+	// (core_code.go).
+	Code CodeVariables
 }
 
 // RunState is the state of one run.
@@ -115,6 +118,9 @@ type RunState struct {
 	Usage            events.Usage
 	Error            *events.ErrorInfo
 	CancelReason     string
+	// Handlers are the error handlers the run's calls registered
+	// (core_handlers.go).
+	Handlers []*HandlerState
 }
 
 // CallState is one tool call of the current batch.
@@ -135,6 +141,9 @@ type CallState struct {
 	Requested bool
 	// Decision is the decision recorded for the current suspension.
 	Decision *Decision
+	// Parent is the code call whose program made this call ("" for a
+	// call of the model), see core_code.go.
+	Parent string
 }
 
 // Done reports whether the call has a final (non-suspending) return.
@@ -343,7 +352,10 @@ func (s *SessionState) apply(rec record) error {
 		if err != nil {
 			return err
 		}
-		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Args()})
+		r.Batch = append(r.Batch, &CallState{ID: ev.ToolCallID, Tool: d.Tool, Toolset: d.Toolset, Arguments: d.Args(), Parent: d.Parent})
+		if d.Parent != "" {
+			r.Usage.ToolCalls++ // a program's call counts like the model's
+		}
 	case events.TypeToolStarted:
 		d, err := decode[events.ToolStarted](rec)
 		if err != nil {
@@ -369,6 +381,8 @@ func (s *SessionState) apply(rec record) error {
 		}
 		c.Return, c.Requested, c.Decision = &ret, false, nil
 		c.Pending = ""
+		s.foldCode(&ret)
+		r.foldHandlers(c, &ret)
 		switch ret.Kind {
 		case toolsets.KindApprovalRequired:
 			c.Pending = PendingApproval
@@ -392,6 +406,8 @@ func (s *SessionState) apply(rec record) error {
 				c.Arguments = args
 			}
 		}
+	case events.TypeErrorHandlerRan:
+		return r.foldHandlerRan(rec)
 	case events.TypeRunWaiting:
 		r.Status = StatusWaiting
 	case events.TypeApprovalDecided:
@@ -482,6 +498,9 @@ func (r *RunState) decided(d *Decision) {
 func (r *RunState) finishBatch() {
 	msg := llm.Message{Role: llm.RoleUser}
 	for _, c := range r.Batch {
+		if c.Parent != "" {
+			continue // a program's call: the model sees its program's return
+		}
 		ret := c.Return
 		switch ret.Kind {
 		case toolsets.KindInvalidArguments, toolsets.KindModelRetry:

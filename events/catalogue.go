@@ -62,6 +62,10 @@ const (
 
 	// Usage accounting.
 	TypeUsageSnapshot Type = "usage.snapshot" // UsageSnapshot
+
+	// Error handlers a tool registered, run when their run failed or was
+	// cancelled.
+	TypeErrorHandlerRan Type = "error_handler.ran" // ErrorHandlerRan
 )
 
 // spec is the catalogue entry of one type: its current schema version, the
@@ -119,11 +123,12 @@ var catalogue = map[Type]spec{
 	TypeModelResponse: v1[ModelResponse](),
 	TypeModelDelta:    liveOnly(v1[ModelDelta]()),
 
-	TypeToolRequested: v1[ToolRequested](),
-	TypeToolStarted:   v1[ToolStarted](),
-	TypeToolRetried:   v1[ToolRetried](),
-	TypeToolReturned:  v1[ToolReturned](),
-	TypeToolProgress:  v1[ToolProgress](),
+	TypeToolRequested:   v1[ToolRequested](),
+	TypeToolStarted:     v1[ToolStarted](),
+	TypeToolRetried:     v1[ToolRetried](),
+	TypeToolReturned:    v1[ToolReturned](),
+	TypeErrorHandlerRan: v1[ErrorHandlerRan](),
+	TypeToolProgress:    v1[ToolProgress](),
 
 	TypeApprovalRequested: v1[ApprovalRequested](),
 	TypeApprovalDecided:   v1[ApprovalDecided](),

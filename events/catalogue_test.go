@@ -57,6 +57,8 @@ var samples = map[events.Type]any{
 	events.TypeToolSearchNoMatch:     events.ToolSearchNoMatch{Query: "fax"},
 	events.TypeToolSearchFailed:      events.ToolSearchFailed{Query: "x", Error: events.ErrorInfo{Message: "index unavailable"}},
 
+	events.TypeErrorHandlerRan: events.ErrorHandlerRan{Tool: "book_room", Handler: "release_room", Reason: "failed", Error: &events.ErrorInfo{Message: "room service down"}},
+
 	events.TypeUsageSnapshot: events.UsageSnapshot{Scope: "session", Usage: events.Usage{Requests: 4, ToolCalls: 3, CacheReadTokens: 9}},
 }
 

@@ -118,6 +118,10 @@ type ToolRequested struct {
 	Toolset      string          `json:"toolset,omitempty"`
 	Arguments    json.RawMessage `json:"arguments,omitempty"`
 	RawArguments string          `json:"raw_arguments,omitempty"`
+	// Parent is the call whose program made this call (code mode: a
+	// call of run_code's program, id "<parent>.<n>"); "" for a call the
+	// model made.
+	Parent string `json:"parent,omitempty"`
 }
 
 // NewToolRequested returns the data of a tool.requested event for a call
@@ -361,6 +365,18 @@ type ToolSearchFailed struct {
 	Error ErrorInfo `json:"error"`
 	// Toolset is the search (or proxy) toolset's name (optional).
 	Toolset string `json:"toolset,omitempty"`
+}
+
+// ErrorHandlerRan (error_handler.ran) records that an error handler a
+// tool call registered (in its tool.returned) ran, after its run failed
+// or was cancelled: the call (the event's tool_call_id), the tool, the
+// handler, why it ran ("failed" or "cancelled"), and its error if it
+// failed.
+type ErrorHandlerRan struct {
+	Tool    string     `json:"tool"`
+	Handler string     `json:"handler"`
+	Reason  string     `json:"reason"`
+	Error   *ErrorInfo `json:"error,omitempty"`
 }
 
 // UsageSnapshot (usage.snapshot) records cumulative usage at a point in a

@@ -20,7 +20,7 @@ func ExecuteCall(ctx context.Context, reg *toolsets.Registry, req ToolRequest, m
 	ret := reg.Call(ctx, toolsets.Invocation{
 		CallID: req.CallID, Name: req.Name, Arguments: req.Arguments,
 		RunID: req.RunID, SessionID: req.SessionID, ConversationID: req.SessionID, Metadata: meta,
-		Approval: req.Approval, Elicitation: req.Elicitation, ModelRetries: req.ModelRetries,
+		Approval: req.Approval, Elicitation: req.Elicitation, ModelRetries: req.ModelRetries, Code: req.Code,
 		Emitter: toolsets.EmitterFunc(func(p toolsets.Progress) {
 			report(ToolReport{Type: ReportProgress, Attempt: p.Attempt, Progress: &p})
 		}),
@@ -38,6 +38,9 @@ func ObservedTool(t toolsets.Tool) toolsets.Tool { return Observed{t} }
 // started when it sends the call), and whose failed attempts the registry
 // will retry report that they are retried, when it runs under ExecuteCall.
 type Observed struct{ toolsets.Tool }
+
+// Unwrap returns the wrapped tool.
+func (o Observed) Unwrap() toolsets.Tool { return o.Tool }
 
 // observer receives the started / retried reports of the attempts of a
 // call; it travels in the call's context.

@@ -34,6 +34,9 @@ type ToolRequest struct {
 	// this tool in the run before this call (toolsets.ToolContext's
 	// ModelRetries), counted from the run's events.
 	ModelRetries int `json:"model_retries,omitempty"`
+	// Code is the journal and variables a code-mode call (run_code) runs
+	// its program with (toolsets.ToolContext's Code); nil for other calls.
+	Code *toolsets.CodeInput `json:"code,omitempty"`
 }
 
 // The ToolReport types.

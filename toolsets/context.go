@@ -113,8 +113,11 @@ type ToolContext struct {
 	// Elicitation is a person's answer when the call is resumed after
 	// [KindElicitationRequired], else nil.
 	Elicitation *Elicitation
+	// Code is the journal and variables of a code-mode call, else nil.
+	Code *CodeInput
 
 	metadata map[string]any
+	bound    map[string]any // live objects bound to parameters by name (convert.go)
 	done     <-chan struct{}
 	emitter  Emitter
 }

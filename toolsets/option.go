@@ -29,6 +29,7 @@ const (
 	fID
 	fInstructions
 	fConcurrentSafe
+	fErrorHandler
 )
 
 var fieldNames = map[field]string{
@@ -36,6 +37,7 @@ var fieldNames = map[field]string{
 	fSequential: "WithSequential", fMetadata: "WithMetadata", fTimeout: "WithTimeout",
 	fMaxRetries: "WithMaxRetries", fVisibility: "WithVisibility", fID: "WithID",
 	fInstructions: "WithInstructions", fConcurrentSafe: "WithConcurrentSafe",
+	fErrorHandler: "WithErrorHandler",
 }
 
 type settings struct {
@@ -51,6 +53,7 @@ type settings struct {
 	visibility   Visibility
 	id           string
 	instructions []string
+	handlers     []ErrorHandler
 }
 
 func (s *settings) has(f field) bool { return s.set&f != 0 }
@@ -63,7 +66,7 @@ func (s *settings) apply(opts []Option, allowed field, what string) error {
 		}
 	}
 	var errs []error
-	for f := fDescription; f <= fConcurrentSafe; f <<= 1 {
+	for f := fDescription; f <= fErrorHandler; f <<= 1 {
 		if s.has(f) && allowed&f == 0 {
 			errs = append(errs, fmt.Errorf("%w: %s does not apply to %s", ErrInvalidDefinition, fieldNames[f], what))
 		}

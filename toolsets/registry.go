@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -81,6 +82,7 @@ type entry struct {
 	tool       Tool
 	def        Definition // cached copy
 	validator  *validator
+	conv       *converter // nil: no properties to convert
 	toolset    string
 	timeout    time.Duration
 	limit      TimeoutLimit // where timeout was set
@@ -133,7 +135,7 @@ func compileEntry(t Tool, toolset string) (*entry, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return &entry{tool: t, def: def, validator: v, toolset: toolset}, nil
+	return &entry{tool: t, def: def, validator: v, conv: newConverter(raw), toolset: toolset}, nil
 }
 
 // Register adds tools that belong to no toolset. It checks every
@@ -283,6 +285,9 @@ type Invocation struct {
 	// [ToolContext.ModelRetries]. The runtime fills it from the run's
 	// events; direct callers may leave it 0.
 	ModelRetries int
+	// Code is the journal and variables of a code-mode call (see
+	// [CodeInput]); nil for other calls.
+	Code *CodeInput
 }
 
 // Call executes inv and returns its canonical return. It never returns a
@@ -290,7 +295,7 @@ type Invocation struct {
 // blocks until the tool's last attempt returns. See [Registry] for
 // timeouts, cancellation and the retry budget.
 func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
-	e, args, ret, refused := r.admit(inv)
+	e, args, live, ret, refused := r.admit(inv)
 	if refused {
 		return ret
 	}
@@ -299,14 +304,14 @@ func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
 			return ret.fromError(outcome{err: endedError(ctx)})
 		}
 		ret.Attempts = attempt
-		out := r.attempt(ctx, e, &inv, args, attempt)
+		out := r.attempt(ctx, e, &inv, args, live, attempt)
 		if KindOf(out.err).Flags().InternallyRetryable && attempt <= e.maxRetries && ctx.Err() == nil {
 			continue
 		}
 		if out.err != nil {
 			return ret.fromError(out)
 		}
-		return ret.success(out.val)
+		return registerHandlers(e.tool, out.val, ret.success(out.val))
 	}
 }
 
@@ -316,42 +321,121 @@ func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
 // or do not fit the schema ([KindInvalidArguments], with the tool's
 // MaxAttempts). refused is false when the call would run. It never blocks.
 func (r *Registry) Refusal(inv Invocation) (ret Return, refused bool) {
-	_, _, ret, refused = r.admit(inv)
+	_, _, _, ret, refused = r.admit(inv)
 	return ret, refused
 }
 
 // admit looks inv's tool up and checks its arguments: the entry and the
 // arguments to run it with, or the return that refuses it.
-func (r *Registry) admit(inv Invocation) (e *entry, args json.RawMessage, ret Return, refused bool) {
+func (r *Registry) admit(inv Invocation) (e *entry, args json.RawMessage, live map[string]any, ret Return, refused bool) {
 	r.mu.RLock()
 	e = r.entries[inv.Name]
 	r.mu.RUnlock()
 	if e == nil {
-		return nil, nil, r.notFound(inv), true
+		return nil, nil, nil, r.notFound(inv), true
 	}
 	ret = Return{CallID: inv.CallID, ToolName: inv.Name, MaxAttempts: e.maxRetries + 1}
 	if e.def.Visibility == Hidden && inv.Caller == CallerModel {
 		msg := fmt.Sprintf("tool %q is not available to the model.", inv.Name)
-		return e, nil, ret.control(KindNotExposed, &Control{Message: msg, HowToFix: "Call one of the tools listed in your tool definitions instead."}), true
+		return e, nil, nil, ret.control(KindNotExposed, &Control{Message: msg, HowToFix: "Call one of the tools listed in your tool definitions instead."}), true
 	}
 	args = inv.Arguments
 	if inv.Approval != nil && inv.Approval.Arguments != nil {
 		args = inv.Approval.Arguments
 	}
 	decoded, ia := decodeArguments(args)
+	if ia == nil && e.conv != nil && e.conv.needs(decoded) {
+		// Argument conversion (convert.go) before validation.
+		if out, bound, changed := e.conv.convert(decoded, r.variables(inv)); changed {
+			if b, err := json.Marshal(out); err == nil {
+				decoded, args, live = out, b, bound
+			}
+		}
+	}
 	if ia == nil {
 		ia = e.validator.validate(decoded)
 	}
 	if ia != nil {
-		return e, args, ret.control(KindInvalidArguments, &Control{Message: ia.Message, Field: ia.Field, HowToFix: ia.HowToFix}), true
+		return e, args, nil, ret.control(KindInvalidArguments, &Control{Message: ia.Message, Field: ia.Field, HowToFix: ia.HowToFix}), true
 	}
-	return e, args, ret, false
+	return e, args, live, ret, false
+}
+
+// variables are the values a string argument of inv may name: the job's
+// durable variables the runtime passed, and the live values of the
+// registry's variable sources (code mode's host objects).
+func (r *Registry) variables(inv Invocation) Variables {
+	var v Variables
+	var handles map[string]string
+	if inv.Code != nil {
+		v.Durable, handles = inv.Code.Variables, inv.Code.Objects
+	}
+	v.Live = func(name string) (any, bool) {
+		if h, ok := handles[name]; ok {
+			name = h
+		}
+		r.mu.RLock()
+		defer r.mu.RUnlock()
+		for _, e := range r.order {
+			if src, ok := findTool[VariableSource](e.tool); ok {
+				if val, ok := src.LiveVariable(name); ok {
+					return val, true
+				}
+			}
+		}
+		return nil, false
+	}
+	return v
+}
+
+// findTool returns t, or the first tool it wraps, that is a T.
+func findTool[T any](t Tool) (T, bool) {
+	for range 8 {
+		if v, ok := t.(T); ok {
+			return v, true
+		}
+		var inner Tool
+		if u, ok := t.(interface{ Unwrap() Tool }); ok {
+			inner = u.Unwrap()
+		} else if e, ok := embeddedTool(t); ok {
+			inner = e
+		}
+		if inner == nil {
+			break
+		}
+		t = inner
+	}
+	var zero T
+	return zero, false
+}
+
+var toolType = reflect.TypeFor[Tool]()
+
+// embeddedTool returns the Tool embedded in struct (or *struct) t.
+func embeddedTool(t Tool) (Tool, bool) {
+	v := reflect.ValueOf(t)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Anonymous && f.Type == toolType && !v.Field(i).IsNil() {
+			return v.Field(i).Interface().(Tool), true
+		}
+	}
+	return nil, false
 }
 
 // attempt runs the tool once (attempt counts from 1), recovering a panic
 // into an error with its stack, and reads an execution failure from an
 // ended ctx as the reason it ended (attemptError).
-func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args json.RawMessage, attempt int) (out outcome) {
+func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args json.RawMessage, live map[string]any, attempt int) (out outcome) {
 	actx := ctx
 	if e.timeout > 0 {
 		var cancel context.CancelFunc
@@ -362,8 +446,8 @@ func (r *Registry) attempt(ctx context.Context, e *entry, inv *Invocation, args 
 		RunID: inv.RunID, SessionID: inv.SessionID, ConversationID: inv.ConversationID,
 		CallID: inv.CallID, ToolName: inv.Name, Caller: inv.Caller,
 		Attempt: attempt, MaxAttempts: e.maxRetries + 1, ModelRetries: inv.ModelRetries,
-		Approval: inv.Approval, Deferred: inv.Deferred, Elicitation: inv.Elicitation,
-		metadata: inv.Metadata, done: actx.Done(), emitter: inv.Emitter,
+		Approval: inv.Approval, Deferred: inv.Deferred, Elicitation: inv.Elicitation, Code: inv.Code,
+		metadata: inv.Metadata, done: actx.Done(), emitter: inv.Emitter, bound: live,
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -392,9 +476,12 @@ func (r *Registry) notFound(inv Invocation) Return {
 	fix := "No tools are available."
 	if len(names) > 0 {
 		fix = "Call one of the available tools: " + quoteList(names) + "."
+		if close := Closest(inv.Name, names, 3); len(close) > 0 {
+			fix = "Did you mean " + quoteList(close) + "? " + fix
+		}
 	}
 	ret := Return{CallID: inv.CallID, ToolName: inv.Name}
-	return ret.control(KindNotFound, &Control{Message: fmt.Sprintf("there is no tool named %q.", inv.Name), HowToFix: fix})
+	return ret.control(KindNotFound, &Control{Message: fmt.Sprintf("NameError: there is no tool named %q.", inv.Name), HowToFix: fix})
 }
 
 // Names returns the registered tool names in registration order.

@@ -25,4 +25,8 @@ type Result struct {
 	UserContent     any
 	PrivateMetadata map[string]any
 	Failed          bool
+	// ErrorHandlers names the error handlers this result registers, of
+	// those the tool declared (WithErrorHandler); nil registers them all,
+	// an empty list none. See MetaErrorHandlers.
+	ErrorHandlers []string
 }

@@ -23,7 +23,7 @@ type Tool interface {
 }
 
 // toolFields are the options a tool constructor accepts.
-const toolFields = fDescription | fSchema | fStrict | fSequential | fConcurrentSafe | fMetadata | fTimeout | fMaxRetries | fVisibility
+const toolFields = fDescription | fSchema | fStrict | fSequential | fConcurrentSafe | fMetadata | fTimeout | fMaxRetries | fVisibility | fErrorHandler
 
 // funcTool is a tool built from a typed Go function.
 type funcTool[A, R any] struct {
@@ -31,6 +31,7 @@ type funcTool[A, R any] struct {
 	explicit field // options the caller set, so toolset defaults do not override them
 	fn       func(context.Context, *ToolContext, A) (R, error)
 	isMap    bool // A is a map: a nil map after decoding becomes an empty one
+	handlers []ErrorHandler
 }
 
 // NewFunc builds a tool from fn, which takes its arguments as A.
@@ -85,7 +86,7 @@ func newFuncTool[A, R any](name string, fn func(context.Context, *ToolContext, A
 	if s.has(fSchema) {
 		def.Parameters, err = schemaJSON(s.schema)
 	} else {
-		def.Parameters, err = inferSchema(at)
+		def.Parameters, err = inferAnnotated(at)
 	}
 	if err != nil {
 		return fail(err)
@@ -96,7 +97,7 @@ func newFuncTool[A, R any](name string, fn func(context.Context, *ToolContext, A
 	if _, err := newValidator(def.Parameters); err != nil {
 		return fail(err)
 	}
-	return &funcTool[A, R]{def: def, explicit: s.set, fn: fn, isMap: at.Kind() == reflect.Map}, nil
+	return &funcTool[A, R]{def: def, explicit: s.set, fn: fn, isMap: at.Kind() == reflect.Map, handlers: s.handlers}, nil
 }
 
 // Definition returns a copy of the tool's definition.
@@ -108,6 +109,11 @@ func (t *funcTool[A, R]) Call(ctx context.Context, tc *ToolContext, args json.Ra
 	if len(args) > 0 {
 		if err := decodeInto(args, &a); err != nil {
 			return nil, decodeProblem(err)
+		}
+	}
+	if tc != nil && tc.bound != nil {
+		if err := bindLive(&a, tc.bound); err != nil {
+			return nil, InvalidArguments("", err.Error(), "Pass a variable of the type the parameter wants.")
 		}
 	}
 	if t.isMap {
