@@ -71,6 +71,13 @@ type AgentConfig struct {
 	// OnRunStart hooks run, in order, before each run starts; see
 	// RunStartHook.
 	OnRunStart []RunStartHook
+	// Version identifies this declaration of the agent. Empty (the
+	// default): the name has one declaration. With a version,
+	// NewAgentVersion may register the name again with another version (a
+	// reload): new runs start with the latest, and each run is driven by
+	// the version its run.started records (metadata MetaAgentVersion)
+	// until it ends.
+	Version string
 	// Capabilities are capability bundles, applied in order after the
 	// fields above; see CapabilityBundle.
 	Capabilities []CapabilityBundle
@@ -109,13 +116,29 @@ type Agent struct {
 // listing them also reports their other wrapper errors early); such an
 // error matches toolsets.ErrUnmatchedSelector (a *toolsets.SelectorError).
 func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
+	return rt.newAgent(name, cfg, false)
+}
+
+// NewAgentVersion registers cfg as a new version (cfg.Version, required)
+// of agent name, or as a new agent: new runs start with it (through any
+// handle of the name that names no version, such as a start over NATS),
+// and the runs that started with an earlier version go on with theirs. A
+// reload of declared agents does this (package agentspec).
+func (rt *Runtime) NewAgentVersion(name string, cfg AgentConfig) (*Agent, error) {
+	if cfg.Version == "" {
+		return nil, fmt.Errorf("weft: agent %q: NewAgentVersion needs AgentConfig.Version", name)
+	}
+	return rt.newAgent(name, cfg, true)
+}
+
+func (rt *Runtime) newAgent(name string, cfg AgentConfig, addVersion bool) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, errors.New("no model"))
 	}
 	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: slices.Clone(cfg.Toolsets), Instructions: slices.Clone(cfg.Instructions),
 		ApprovalRequired: cfg.ApprovalRequiredTools, Trusted: slices.Clone(cfg.TrustedTools), Limits: cfg.Limits.spec(), MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
 		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: validators(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
-		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources}
+		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources, Version: cfg.Version}
 	hooks := slices.Clone(cfg.OnRunStart)
 	for _, b := range cfg.Capabilities {
 		bh, err := b.apply(spec)
@@ -128,11 +151,53 @@ func (rt *Runtime) NewAgent(name string, cfg AgentConfig) (*Agent, error) {
 	if err := ids.Err(); err != nil {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, err)
 	}
-	if err := rt.host.Register(spec); err != nil {
+	register := rt.host.Register
+	if addVersion {
+		register = rt.host.AddVersion
+	}
+	if err := register(spec); err != nil {
 		return nil, fmt.Errorf("weft: %w", err)
 	}
 	return &Agent{rt: rt, spec: spec, hooks: hooks, ids: ids}, nil
 }
+
+// MetaAgentVersion is the run metadata key of the agent version a run
+// started with (AgentConfig.Version), recorded in its run.started.
+const MetaAgentVersion = actors.MetaAgentVersion
+
+// RetireAgent stops agent name from starting new runs (its declaration
+// was removed); the runs under way finish with the versions they started
+// with. NewAgent with the name brings it back.
+func (rt *Runtime) RetireAgent(name string) error {
+	if err := rt.host.Retire(name); err != nil {
+		return fmt.Errorf("weft: %w", err)
+	}
+	return nil
+}
+
+// WithdrawAgent undoes NewAgent of version of agent name (a reload that
+// failed after registering it): the version before it is the one new runs
+// start with again.
+func (rt *Runtime) WithdrawAgent(name, version string) error {
+	if err := rt.host.Withdraw(name, version); err != nil {
+		return fmt.Errorf("weft: %w", err)
+	}
+	return nil
+}
+
+// AgentVersion returns the version new runs of agent name start with (a
+// start that names none), and false when no run of it can start (not
+// registered, or retired).
+func (rt *Runtime) AgentVersion(name string) (string, bool) {
+	spec, ok := rt.host.Agent(name)
+	if !ok {
+		return "", false
+	}
+	return spec.Version, true
+}
+
+// Version returns the agent's version (AgentConfig.Version).
+func (a *Agent) Version() string { return a.spec.Version }
 
 // ToolsetIDs returns the identity check of the agent's toolsets (its
 // warnings: duplicate names, and missing ids when not strict).

@@ -110,6 +110,9 @@ func (s *Session) startCommand(ctx context.Context, runID, prompt string, opts [
 			return actors.StartCommand{}, fmt.Errorf("weft: run-start hook: %w", err)
 		}
 	}
+	if obs := s.agent.rt.cfg.Observer; obs != nil {
+		obs.RunStarting(ctx, rs.Metadata)
+	}
 	for i, ts := range o.toolsets {
 		if ts == nil {
 			return actors.StartCommand{}, fmt.Errorf("weft: run toolset %d is nil", i)

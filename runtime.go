@@ -101,6 +101,9 @@ type Config struct {
 	// LeaseTTL is how long a session lease lives without renewal (see
 	// actors.LeaseConfig.TTL); zero means actors.DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// Observer sees the runtime's work (telemetry.New makes one); nil:
+	// nothing is observed, at no cost.
+	Observer Observer
 }
 
 // ErrBadConfig is returned by Start for an invalid Config.
@@ -311,7 +314,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.host, err = actors.NewHost(actors.HostConfig{Conn: rt.conn, Store: rt.store, Subjects: rt.subj,
 		PublishEvents: true, Interest: interest, Logger: cfg.Logger, Leases: leases, WorkerQueueWait: cfg.WorkerQueueWait,
-		MaxPayloadBytes: cfg.MaxPayloadBytes, SessionIdle: cfg.SessionIdle})
+		MaxPayloadBytes: cfg.MaxPayloadBytes, SessionIdle: cfg.SessionIdle, Observer: hostObserver(cfg.Observer)})
 	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("weft: %w", err)

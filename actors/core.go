@@ -27,6 +27,7 @@ import (
 // it).
 type lookups interface {
 	Agent(name string) (*AgentSpec, bool)
+	AgentVersion(name, version string) (*AgentSpec, bool)
 	IsRemoteTool(name string) bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/weft-run/weft/events"
@@ -65,22 +66,38 @@ func (k core) start(b StartCommand) decision {
 		}
 		return refused(commandError(VerbStart, k.session, ErrBadCommand, "run %q exists", b.RunID))
 	}
-	if _, ok := k.look.Agent(b.Agent); !ok {
+	spec, ok := k.look.Agent(b.Agent)
+	if !ok {
 		return refused(commandError(VerbStart, k.session, ErrUnknownAgent, "agent %q is not registered", b.Agent))
+	}
+	// The run is driven by the version it records: the one the start
+	// names (a handle of an earlier version), else the latest.
+	meta := b.Metadata
+	if v, named := meta[MetaAgentVersion]; named {
+		s, _ := v.(string)
+		if _, ok := k.look.AgentVersion(b.Agent, s); !ok || s == "" {
+			return refused(commandError(VerbStart, k.session, ErrUnknownAgent, "agent %q has no version %v", b.Agent, v))
+		}
+	} else if spec.Version != "" {
+		meta = maps.Clone(meta)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[MetaAgentVersion] = spec.Version
 	}
 	if k.st.Active != "" {
 		return refused(commandError(VerbStart, k.session, ErrSessionBusy, "run %q is %s", k.st.Active, k.st.ActiveRun().Status))
 	}
 	input, _ := json.Marshal(b.Prompt)
-	var meta json.RawMessage
-	if len(b.Metadata) > 0 {
-		mb, err := json.Marshal(b.Metadata)
+	var rawMeta json.RawMessage
+	if len(meta) > 0 {
+		mb, err := json.Marshal(meta)
 		if err != nil {
 			return refused(commandError(VerbStart, k.session, ErrBadCommand, "metadata: %v", err))
 		}
-		meta = mb
+		rawMeta = mb
 	}
-	rec := newRecord(events.TypeRunStarted, k.session, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input, Metadata: meta})
+	rec := newRecord(events.TypeRunStarted, k.session, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input, Metadata: rawMeta})
 	rec.extra = b.Prompt
 	return carriedOut(b.RunID, rec)
 }
@@ -139,7 +156,7 @@ func (k core) hold(b ResumeCommand, held bool) (decision, bool) {
 	if held || !reviewed || r == nil || r.Status != StatusWaiting || k.argumentsCheck(r) != nil {
 		return decision{}, false
 	}
-	if _, ok := k.look.Agent(r.Agent); !ok {
+	if _, ok := k.look.AgentVersion(r.Agent, runVersion(r)); !ok {
 		return decision{}, false // resume refuses it: no tools to check against
 	}
 	d := decision{effects: []effect{effHold{}}}

@@ -15,7 +15,7 @@ func (k core) advance() decision {
 	if r == nil || r.Status != StatusRunning {
 		return k.dueHandlers()
 	}
-	spec, ok := k.look.Agent(r.Agent)
+	spec, ok := k.look.AgentVersion(r.Agent, runVersion(r))
 	if !ok {
 		return k.fail(r, FailInternal, unknownAgent(r.Agent))
 	}

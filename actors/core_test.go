@@ -29,6 +29,10 @@ type testLookups struct {
 
 func (l testLookups) Agent(name string) (*AgentSpec, bool) { s, ok := l.agents[name]; return s, ok }
 func (l testLookups) IsRemoteTool(name string) bool        { return l.remote[name] }
+func (l testLookups) AgentVersion(name, _ string) (*AgentSpec, bool) {
+	s, ok := l.agents[name]
+	return s, ok
+}
 
 // coreTool is a tool with arguments {"env": string}.
 func coreTool(t *testing.T, name string, opts ...toolsets.Option) toolsets.Tool {

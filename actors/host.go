@@ -71,6 +71,9 @@ type HostConfig struct {
 	// and memstore are), else none: a call or result too large for a
 	// message then returns as an execution error.
 	Blobs events.BlobStore
+	// Observer sees appends, remote deliveries and takeovers (telemetry);
+	// nil: none, at no cost.
+	Observer Observer
 }
 
 // Host runs the actors of one process: an actor system, the session actors
@@ -85,7 +88,7 @@ type Host struct {
 	subs   []*nats.Subscription
 
 	mu       sync.Mutex
-	agents   map[string]*AgentSpec
+	agents   map[string]*agentVersions
 	sessions map[string]*actor.PID
 	watchers map[string][]chan Outcome
 	closed   bool
@@ -170,7 +173,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	h := &Host{
 		cfg: cfg, subj: subj, log: logger,
 		system:   actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(discard{}) })),
-		agents:   map[string]*AgentSpec{},
+		agents:   map[string]*agentVersions{},
 		sessions: map[string]*actor.PID{},
 		watchers: map[string][]chan Outcome{},
 		dispatch: newDispatcher(),
@@ -256,30 +259,6 @@ func (d discard) WithGroup(string) slog.Handler           { return d }
 // Subjects returns the host's subject scheme.
 func (h *Host) Subjects() bus.Subjects { return h.subj }
 
-// Register makes spec available to runs by its name. A name can be
-// registered once.
-func (h *Host) Register(spec *AgentSpec) error {
-	if spec == nil || spec.Name == "" || spec.Model == nil {
-		return fmt.Errorf("%w: an agent needs a name and a model", ErrBadCommand)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if _, dup := h.agents[spec.Name]; dup {
-		return fmt.Errorf("agent %q is already registered", spec.Name)
-	}
-	pol, err := compilePolicy(spec)
-	if err != nil {
-		return fmt.Errorf("agent %q: %w", spec.Name, err)
-	}
-	spec.approval = pol
-	spec.lifecycles = make([]*toolsets.Lifecycle, len(spec.Toolsets))
-	for i, ts := range spec.Toolsets {
-		spec.lifecycles[i] = newLifecycle(ts, spec.PrepareTimeout)
-	}
-	h.agents[spec.Name] = spec
-	return nil
-}
-
 // AttachRunToolsets attaches toolsets to run runID only, besides its
 // agent's: call it before the start command (they are Go values, kept in
 // this process's memory; a run recovered by another process, or after a
@@ -315,14 +294,6 @@ func (h *Host) runLifecycles(runID string, prepareTimeout time.Duration) []*tool
 func (h *Host) forgetRun(runID string) {
 	h.runToolsets.Delete(runID)
 	h.runLCs.Delete(runID)
-}
-
-// Agent returns the registered agent named name.
-func (h *Host) Agent(name string) (*AgentSpec, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	a, ok := h.agents[name]
-	return a, ok
 }
 
 // onCommand routes a command message to its session actor, spawning (and
@@ -689,8 +660,10 @@ func (h *Host) Close() error {
 	// Wait for lifecycle steps abandoned after their timeouts.
 	h.mu.Lock()
 	specs := make([]*AgentSpec, 0, len(h.agents))
-	for _, sp := range h.agents {
-		specs = append(specs, sp)
+	for _, av := range h.agents {
+		for _, sp := range av.versions {
+			specs = append(specs, sp)
+		}
 	}
 	h.mu.Unlock()
 	for _, sp := range specs {

@@ -116,5 +116,9 @@ func (h *Host) executeLocal(req ToolRequest, deliver func(ToolReport)) {
 	e.mu.RLock()
 	reg, meta := e.reg, e.meta
 	e.mu.RUnlock()
-	ExecuteCall(e.ctx, reg, req, meta, report)
+	ctx := e.ctx
+	if o := h.cfg.Observer; o != nil {
+		ctx = o.ToolContext(ctx, req)
+	}
+	ExecuteCall(ctx, reg, req, meta, report)
 }

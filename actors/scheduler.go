@@ -372,6 +372,9 @@ func (a *schedulerActor) deliver(c actor.Context, rc *remoteCall) error {
 	msg.Header.Set(HeaderCallID, rc.req.CallID)
 	msg.Header.Set(HeaderDelivery, strconv.Itoa(rc.sent))
 	msg.Header.Set(HeaderHeartbeat, strconv.FormatInt(WorkerHeartbeat.Milliseconds(), 10))
+	if o := a.h.cfg.Observer; o != nil {
+		o.Delivering(rc.req, rc.sent, msg.Header)
+	}
 	if rc.pool == "" {
 		msg.Reply = a.inbox
 		return a.h.cfg.Conn.PublishMsg(msg)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/weft-run/weft/events"
 )
@@ -86,6 +87,10 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 	ctx := a.store.get()
 	var res events.AppendResult
 	var err error
+	var t0 time.Time
+	if a.h.cfg.Observer != nil {
+		t0 = time.Now()
+	}
 	if steps {
 		res, err = events.AppendSteps(ctx, a.h.cfg.Store, stream, events.Exact(a.st.Version), evs...)
 	} else {
@@ -98,6 +103,9 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 			n := int(res.LastVersion - res.FirstVersion + 1)
 			if aerr := a.applyStored(stream, recs[:n], res); aerr != nil {
 				return aerr
+			}
+			if o := a.h.cfg.Observer; o != nil {
+				a.observe(o, recs[:n], time.Since(t0))
 			}
 			a.h.publish(recs[:n])
 		}
@@ -118,6 +126,9 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 	}
 	if err := a.applyStored(stream, recs, res); err != nil {
 		return err
+	}
+	if o := a.h.cfg.Observer; o != nil {
+		a.observe(o, recs, time.Since(t0))
 	}
 	a.h.publish(recs)
 	a.settled(before)

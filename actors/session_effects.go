@@ -161,7 +161,7 @@ func (a *sessionActor) mem(r *RunState) (*runMem, error) {
 		return a.run, nil
 	}
 	a.endRun(errRunCancelled)
-	spec, ok := a.h.Agent(r.Agent)
+	spec, ok := a.h.AgentVersion(r.Agent, runVersion(r))
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, r.Agent)
 	}

@@ -13,8 +13,14 @@ import (
 // registered on a Host by name; the session stream records the name.
 type AgentSpec struct {
 	// Name identifies the agent; it is recorded in run.started.
-	Name  string
-	Model llm.Model
+	Name string
+	// Version identifies this declaration of the agent (empty: the agent
+	// has one, registered once). Versions of one name coexist in a host:
+	// new runs start with the latest, and a run is driven by the version
+	// its run.started recorded (metadata MetaAgentVersion), so a reload
+	// does not change the runs under way.
+	Version string
+	Model   llm.Model
 	// Tools are loose tools (in no toolset).
 	Tools []toolsets.Tool
 	// Toolsets are prepared before every model request.

@@ -252,6 +252,9 @@ func (w *leaseWatch) finished(ctx context.Context, c checked) {
 	if st := w.keys[c.key]; c.rev != 0 && c.gone && st != nil && st.rev == c.rev {
 		delete(w.keys, c.key)
 	}
+	if o := w.h.cfg.Observer; c.took && o != nil {
+		o.TookOver(c.session)
+	}
 	if c.took && w.taken != nil {
 		w.taken(c.session)
 	}

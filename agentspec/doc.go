@@ -22,5 +22,9 @@
 //	res, err := hosted.Agent("support").Run(ctx, "Fix ticket T-7.")
 //
 // Each agent has a version (File.AgentVersion, a hash of its declaration) that
-// its runs record in run.started (metadata MetaVersion).
+// its runs record in run.started (metadata MetaVersion). File.Reload hosts a
+// changed file in place of the one registered: it builds every added and
+// changed agent before it registers any, as new versions of their names
+// (new runs start with them, each run keeps the version it recorded), and
+// retires removed agents; a file that fails changes nothing.
 package agentspec

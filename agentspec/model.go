@@ -1,6 +1,7 @@
 package agentspec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 // behind its provider's shared limiter (when the file sets one) and its
 // retry policy, the fallbacks asked in order.
 func (b *builder) model(p string, m Model) (llm.Model, error) {
-	primary, err := b.one(p, ModelRef{Name: m.Name, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, Retry: m.Retry})
+	primary, err := b.one(p, ModelRef{Name: m.Name, BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, Stream: m.Stream, Retry: m.Retry})
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +34,10 @@ func (b *builder) model(p string, m Model) (llm.Model, error) {
 }
 
 func (b *builder) one(p string, m ModelRef) (llm.Model, error) {
-	model, err := providers.New(m.Name, providers.Options{BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv})
+	model, err := providers.New(m.Name, providers.Options{BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv, NoStreaming: m.Stream != nil && !*m.Stream})
+	if errors.Is(err, providers.ErrNoStreamingOption) {
+		return nil, b.wrap(p+".stream", "build the model", err)
+	}
 	if err != nil {
 		return nil, b.wrap(p+".name", "build the model", err)
 	}

@@ -16,12 +16,13 @@ import (
 
 // MetaVersion is the run metadata key under which a registered agent
 // records its version (Version) in every run's run.started event.
-const MetaVersion = "agent_version"
+const MetaVersion = weft.MetaAgentVersion
 
 // Hosted is the agents a File registered on a runtime.
 type Hosted struct {
 	// Agents are the registered agents, in the file's order.
 	Agents   []*weft.Agent
+	file     *File
 	versions map[string]string
 	closers  []io.Closer
 }
@@ -72,36 +73,52 @@ func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string]
 			return nil, &Error{File: f.name, Line: f.line("agents"), Field: "agents", Msg: fmt.Sprintf("Go tools are given for agent %q, which the file does not declare", name)}
 		}
 	}
-	h := &Hosted{versions: map[string]string{}}
+	h := &Hosted{file: f, versions: map[string]string{}}
 	defer func() {
 		if err != nil {
 			h.Close()
 		}
 	}()
-	b := &builder{f: f, rt: rt, h: h, limiters: map[string]*resilient.Limiter{}}
-	cfgs := make([]weft.AgentConfig, len(f.Agents))
-	for i := range f.Agents {
-		cfg, err := b.agent(ctx, i)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Tools = append(cfg.Tools, extra[f.Agents[i].Name]...)
-		cfgs[i] = cfg
+	cfgs, err := f.build(ctx, rt, h, extra, nil)
+	if err != nil {
+		return nil, err
 	}
 	for i, a := range f.Agents {
-		v := f.AgentVersion(a.Name)
-		cfgs[i].OnRunStart = append(cfgs[i].OnRunStart, func(_ context.Context, rs *weft.RunStart) error {
-			rs.Metadata[MetaVersion] = v
-			return nil
-		})
 		agent, err := rt.NewAgent(a.Name, cfgs[i])
 		if err != nil {
 			return nil, f.registerError(i, err)
 		}
 		h.Agents = append(h.Agents, agent)
-		h.versions[a.Name] = v
+		h.versions[a.Name] = cfgs[i].Version
 	}
 	return h, nil
+}
+
+// build builds the configurations of the file's agents for which only
+// says yes (every agent when only is nil), with their versions: each
+// records its version under MetaVersion in the runs it starts. What the
+// toolsets hold goes to h's closers.
+func (f *File) build(ctx context.Context, rt *weft.Runtime, h *Hosted, extra map[string][]toolsets.Tool, only func(name string) bool) ([]weft.AgentConfig, error) {
+	b := &builder{f: f, rt: rt, h: h, limiters: map[string]*resilient.Limiter{}}
+	cfgs := make([]weft.AgentConfig, len(f.Agents))
+	for i, a := range f.Agents {
+		if only != nil && !only(a.Name) {
+			continue
+		}
+		cfg, err := b.agent(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tools = append(cfg.Tools, extra[a.Name]...)
+		v := f.AgentVersion(a.Name)
+		cfg.Version = v
+		cfg.OnRunStart = append(cfg.OnRunStart, func(_ context.Context, rs *weft.RunStart) error {
+			rs.Metadata[MetaVersion] = v
+			return nil
+		})
+		cfgs[i] = cfg
+	}
+	return cfgs, nil
 }
 
 // policyFields are the spec fields of the runtime's policies, by

@@ -44,6 +44,8 @@ func TestRegisterErrors(t *testing.T) {
 		{name: "trusted selector that matches nothing", spec: registerSpec + "    trusted_tools:\n      - deploy\n",
 			line: 11, field: "agents[0].trusted_tools", want: "register the agent"},
 		{name: "agent already registered", spec: registerSpec, twice: true, line: 3, field: "agents[0]", want: "already registered"},
+		{name: "stream false for a model that always streams", spec: strings.Replace(registerSpec, "      name: openai-compatible:m\n", "      name: anthropic:claude\n      stream: false\n", 1),
+			line: 6, field: "agents[0].model.stream", want: "turning streaming off is for openai and openai-compatible models only"},
 		{name: "key emptied after load", spec: registerSpec, before: func(t *testing.T, _ string) { t.Setenv("AGENTSPEC_REG_KEY", "") },
 			line: 5, field: "agents[0].model.name", want: "build the model"},
 		{name: "root removed after load", spec: registerSpec, before: func(t *testing.T, dir string) {

@@ -52,6 +52,10 @@ type Model struct {
 	// (default: OPENAI_API_KEY, ANTHROPIC_API_KEY; none for
 	// openai-compatible). The key itself is never in the file.
 	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
+	// Stream false sends ordinary (non-streamed) requests: for
+	// OpenAI-compatible servers whose streamed tool calls are broken
+	// (openai and openai-compatible only; default true).
+	Stream *bool `yaml:"stream" json:"stream,omitempty"`
 	// Retry is the model's retry policy (nil: resilient's defaults).
 	Retry *Retry `yaml:"retry" json:"retry,omitempty"`
 	// Fallbacks are asked in order when the model fails.
@@ -63,6 +67,7 @@ type ModelRef struct {
 	Name      string `yaml:"name" json:"name"`
 	BaseURL   string `yaml:"base_url" json:"base_url,omitempty"`
 	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
+	Stream    *bool  `yaml:"stream" json:"stream,omitempty"`
 	Retry     *Retry `yaml:"retry" json:"retry,omitempty"`
 }
 

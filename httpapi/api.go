@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-run/weft"
@@ -32,6 +34,13 @@ type Config struct {
 	// KeepAlive is how often an idle event stream sends an SSE comment;
 	// zero means DefaultKeepAlive.
 	KeepAlive time.Duration
+	// Reload reloads the node's agents for POST /v1/agents/reload (nil:
+	// the node has nothing to reload, 501). It returns what changed, as
+	// the answer's JSON; it gives the API the agents it serves from then
+	// on itself (API.SetAgents). An error wrapping ErrReloadFailed (a
+	// spec file that does not load or register, which then changed
+	// nothing) is answered 422 reload_failed with its text.
+	Reload func(ctx context.Context) (changes any, err error)
 }
 
 // DefaultKeepAlive is the default SSE keep-alive interval.
@@ -43,8 +52,8 @@ var ErrNoRuntime = errors.New("httpapi: no runtime")
 // API is the HTTP API of a weft node, an http.Handler.
 type API struct {
 	rt        *weft.Runtime
-	agents    map[string]*weft.Agent
-	names     []string
+	agents    atomic.Pointer[agentSet]
+	reload    func(ctx context.Context) (any, error)
 	tokens    *Tokens
 	cors      []string
 	log       *slog.Logger
@@ -71,7 +80,7 @@ func New(rt *weft.Runtime, cfg Config) (*API, error) {
 	if rt == nil {
 		return nil, ErrNoRuntime
 	}
-	a := &API{rt: rt, agents: map[string]*weft.Agent{}, tokens: cfg.Tokens, cors: slices.Clone(cfg.CORSOrigins),
+	a := &API{rt: rt, reload: cfg.Reload, tokens: cfg.Tokens, cors: slices.Clone(cfg.CORSOrigins),
 		log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(), views: newViews(rt.Store()), fanout: newFanout(rt.Conn()), liveBuffer: liveBuffer, done: make(chan struct{})}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -79,15 +88,8 @@ func New(rt *weft.Runtime, cfg Config) (*API, error) {
 	if a.keepAlive <= 0 {
 		a.keepAlive = DefaultKeepAlive
 	}
-	for _, ag := range cfg.Agents {
-		if ag == nil {
-			return nil, errors.New("httpapi: a nil agent")
-		}
-		if _, dup := a.agents[ag.Name()]; dup {
-			return nil, fmt.Errorf("httpapi: agent %q is given twice", ag.Name())
-		}
-		a.agents[ag.Name()] = ag
-		a.names = append(a.names, ag.Name())
+	if err := a.SetAgents(cfg.Agents); err != nil {
+		return nil, err
 	}
 	for _, rt := range a.routes() {
 		h := http.Handler(rt.handler)
@@ -116,6 +118,7 @@ func (a *API) routes() []route {
 		{"GET", "/v1/openapi.yaml", "", serveOpenAPI},
 		{"GET", "/v1/whoami", RoleViewer, a.whoami},
 		{"GET", "/v1/agents", RoleViewer, a.listAgents},
+		{"POST", "/v1/agents/reload", RoleOperator, a.reloadAgents},
 		{"POST", "/v1/runs", RoleOperator, a.startRun},
 		{"GET", "/v1/sessions", RoleViewer, a.listSessions},
 		{"GET", "/v1/sessions/{session}", RoleViewer, a.getSession},
@@ -229,8 +232,14 @@ func (a *API) whoami(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) listAgents(w http.ResponseWriter, _ *http.Request) {
 	out := []map[string]any{}
-	for _, n := range a.names {
-		out = append(out, map[string]any{"name": n, "toolset_ids": a.agents[n].ToolsetIDList()})
+	set := a.agents.Load()
+	for _, n := range set.names {
+		ag := set.byName[n]
+		v := map[string]any{"name": n, "toolset_ids": ag.ToolsetIDList()}
+		if ag.Version() != "" {
+			v["version"] = ag.Version()
+		}
+		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }

@@ -11,7 +11,10 @@
 // Server-Sent Events: a session's, from its log then live, with id: each
 // event's log position so that a client reconnecting with Last-Event-ID
 // gets exactly the events it missed, plus the live model output as
-// "event: model.delta"; and every stream's, filtered by type and subject.
+// "event: model.delta", delivered in one order with the events (a run's
+// last deltas come before its run.completed); and every stream's,
+// filtered by type and subject. POST /v1/agents/reload reloads the node's
+// agents (Config.Reload; SetAgents swaps the agents runs start with).
 // /healthz and /readyz are the probes of a deployment.
 //
 // Callers present bearer tokens (Tokens: a list of principal, roles and

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,11 +20,11 @@ func TestFanoutSharesASubscription(t *testing.T) {
 	defer rt.Close()
 	f := newFanout(rt.Conn())
 	a, b := newLiveClient(4), newLiveClient(1)
-	leaveA, err := f.join("t.subject", a, false)
+	leaveA, err := f.join(feed{deltas: "t.subject"}, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaveB, err := f.join("t.subject", b, false)
+	leaveB, err := f.join(feed{deltas: "t.subject"}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,5 +59,52 @@ func TestFanoutSharesASubscription(t *testing.T) {
 	leaveB()
 	if len(f.hubs) != 0 {
 		t.Fatal("the subscription outlived its clients")
+	}
+}
+
+// A feed's event and delta subjects come in one order, the order one
+// connection published them in: a run's last deltas never come after its
+// run.completed (with a subscription each they could).
+func TestFanoutKeepsThePublishOrder(t *testing.T) {
+	rt, err := weft.Start(t.Context(), weft.Config{Store: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	f := newFanout(rt.Conn())
+	const n = 4000
+	c := newLiveClient(n)
+	leave, err := f.join(feed{events: "t.evt.>", deltas: "t.delta"}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	for i := range n {
+		subject := "t.delta"
+		if i%3 == 2 {
+			subject = "t.evt.x"
+		}
+		if err := rt.Conn().Publish(subject, []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rt.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		select {
+		case m := <-c.ch:
+			if string(m.data) != strconv.Itoa(i) {
+				t.Fatalf("message %d is %q: out of the publish order", i, m.data)
+			}
+			if m.delta != (i%3 != 2) {
+				t.Fatalf("message %d: delta %v", i, m.delta)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d never came", i)
+		}
+	}
+	if c.missed.Load() {
+		t.Error("a message was missed")
 	}
 }

@@ -25,7 +25,7 @@ const readyProbeStream = "weft-readyz-probe"
 // readyz answers 200 when the bus is connected, the store answers and
 // agents are loaded, 503 otherwise; the body says which check failed.
 func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
-	checks := map[string]string{"bus": "ok", "store": "ok", "agents": fmt.Sprintf("%d loaded", len(a.names))}
+	checks := map[string]string{"bus": "ok", "store": "ok", "agents": fmt.Sprintf("%d loaded", len(a.agents.Load().names))}
 	ready := true
 	if c := a.rt.Conn(); c == nil || !c.IsConnected() {
 		checks["bus"], ready = "not connected", false
@@ -35,7 +35,7 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 	if _, err := a.rt.Store().ReadStream(ctx, readyProbeStream, 0); err != nil && !errors.Is(err, events.ErrStreamNotFound) {
 		checks["store"], ready = "unreachable: "+err.Error(), false
 	}
-	if len(a.names) == 0 {
+	if len(a.agents.Load().names) == 0 {
 		checks["agents"], ready = "none loaded", false
 	}
 	status, code := http.StatusOK, "ready"

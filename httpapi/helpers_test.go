@@ -127,6 +127,8 @@ type fixtureOptions struct {
 	progressEvery time.Duration
 	// elicit makes deploy ask a person which environment to deploy to.
 	elicit bool
+	// reload is Config.Reload.
+	reload func(ctx context.Context) (any, error)
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
@@ -180,6 +182,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f := &fixture{rt: rt, logs: &syncBuffer{}}
 	cfg.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.CORSOrigins = o.cors
+	cfg.Reload = o.reload
 	if f.api, err = httpapi.New(rt, cfg); err != nil {
 		t.Fatal(err)
 	}

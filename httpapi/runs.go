@@ -43,6 +43,11 @@ const maxKeyLen = 255
 // Idempotency-Keys.
 var idempotencyNS = uuid.MustParse("4f2a3c9e-1b7d-5e8a-9c0f-6d2b1a7e3c55")
 
+// KeyedSessionID is the id of the new session a start of principal with
+// Idempotency-Key key (and no session) runs in: a client that knows it
+// can follow the session's events before it starts the run (weft run).
+func KeyedSessionID(principal, key string) string { return keyedID(principal, key) }
+
 // keyedID derives an id from the principal, a key and the parts that
 // scope it: the same principal retrying with the same key gets the same
 // id, another principal's key never collides with it.
@@ -129,14 +134,15 @@ func (a *API) hasRun(ctx context.Context, s *weft.Session, runID string) bool {
 // agentFor returns the agent named name, or the only agent when name is
 // empty; it answers the error itself.
 func (a *API) agentFor(w http.ResponseWriter, name string) (*weft.Agent, bool) {
+	set := a.agents.Load()
 	if name == "" {
-		if len(a.names) != 1 {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("name the agent: this node has %d (GET /v1/agents)", len(a.names)))
+		if len(set.names) != 1 {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("name the agent: this node has %d (GET /v1/agents)", len(set.names)))
 			return nil, false
 		}
-		name = a.names[0]
+		name = set.names[0]
 	}
-	ag, ok := a.agents[name]
+	ag, ok := set.byName[name]
 	if !ok {
 		writeError(w, http.StatusNotFound, "unknown_agent", fmt.Sprintf("agent %q is not served here", name))
 		return nil, false
@@ -147,7 +153,8 @@ func (a *API) agentFor(w http.ResponseWriter, name string) (*weft.Agent, bool) {
 // session returns session id through any agent (a session's commands and
 // reads do not depend on the agent the handle was made with).
 func (a *API) session(w http.ResponseWriter, id string) (*weft.Session, bool) {
-	if len(a.names) == 0 {
+	set := a.agents.Load()
+	if len(set.names) == 0 {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "no agents are loaded")
 		return nil, false
 	}
@@ -155,7 +162,7 @@ func (a *API) session(w http.ResponseWriter, id string) (*weft.Session, bool) {
 		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("session id %q: %v", id, err))
 		return nil, false
 	}
-	return a.agents[a.names[0]].Session(id), true
+	return set.byName[set.names[0]].Session(id), true
 }
 
 // runView is a run as GET .../runs/{run} shows it.

@@ -124,14 +124,11 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	subj := a.rt.Subjects()
-	filters := []string{}
-	evFilter, err := subj.StreamEvents(stream)
-	if err != nil {
+	var fd feed
+	if fd.events, err = subj.StreamEvents(stream); err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
 	}
-	filters = append(filters, evFilter)
-	deltaSubject := ""
 	if q := r.URL.Query().Get("deltas"); q != "" {
 		on, err := strconv.ParseBool(q)
 		if err != nil {
@@ -139,22 +136,21 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if on {
-			if deltaSubject, err = subj.Delta(stream); err != nil {
+			if fd.deltas, err = subj.Delta(stream); err != nil {
 				writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 				return
 			}
-			filters = append(filters, deltaSubject)
 		}
 	}
+	// One delivery of both subjects: a run's last deltas come before its
+	// run.completed, as the node published them.
 	live := newLiveClient(a.liveBuffer)
-	for _, subject := range filters {
-		leave, err := a.fanout.join(subject, live, subject == evFilter)
-		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
-			return
-		}
-		defer leave()
+	leave, err := a.fanout.join(fd, live)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
 	}
+	defer leave()
 	ctx := r.Context()
 	f := &sessionFeed{a: a, stream: stream, lastPos: after}
 	sw, err := startSSE(w)
@@ -191,7 +187,7 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		case m := <-live.ch:
-			if m.subject == deltaSubject {
+			if m.delta {
 				if err := sw.event(0, string(events.TypeModelDelta), m.data); err != nil {
 					return
 				}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
@@ -65,6 +66,8 @@ type Worker struct {
 	blobsMu    sync.Mutex
 	blobsTried time.Time // the last failed open of the log's bucket
 	maxPayload int
+	// tracer makes a span of each call (WithTracerProvider); nil: none.
+	tracer trace.Tracer
 
 	// served and cancelled are guarded by cmu: the calls executing here, and the cancels
 	// that arrived for calls not (yet) executing here. The two are checked
@@ -430,6 +433,7 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 			}
 		}
 	}()
+	var last protocol.ToolReport // the return, for the call's span
 	if w.slots != nil {
 		select {
 		case w.slots <- struct{}{}:
@@ -441,6 +445,11 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 			return
 		}
 	}
+	if w.tracer != nil {
+		var end func(protocol.ToolReport)
+		callCtx, end = w.startSpan(callCtx, m.Header, req)
+		defer func() { end(last) }()
+	}
 	protocol.ExecuteCall(callCtx, w.reg, req, req.Metadata, func(r protocol.ToolReport) {
 		if r.Type != protocol.ReportReturned {
 			locked(r)
@@ -449,6 +458,7 @@ func (w *Worker) serve(ctx context.Context, m *nats.Msg) {
 		// Encoded while the heartbeats go on: storing a large return in
 		// the blob store may take longer than the heartbeat deadline.
 		r.CallID, r.Tool = req.CallID, req.Name
+		last = r
 		body, ok := w.encodeReport(r)
 		close(done)
 		<-beat

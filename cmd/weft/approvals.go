@@ -18,8 +18,8 @@ its age, tool, arguments and reason (an elicitation's question, and the schema
 its answer must fit). Decide them with weft approve, deny, complete, fail or
 answer.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := parseNoArgs(fs, src, args); err != nil {
+	output := addOutputFlag(fs)
+	if err := parseNoArgs(fs, src, args, output.check); err != nil {
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
@@ -28,11 +28,11 @@ answer.`, stderr)
 			return err
 		}
 		items := queue.Items()
-		if *asJSON {
+		if output.json() {
 			if items == nil {
 				items = []projections.QueueItem{}
 			}
-			return writeJSON(stdout, items)
+			return output.write(stdout, items)
 		}
 		if len(items) == 0 {
 			fmt.Fprintln(stdout, "nothing pending")

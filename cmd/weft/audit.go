@@ -25,22 +25,26 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 Prints the audit timeline of a session: one line per event with its time,
 type, tool call, tool and outcome.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print the timeline as a JSON array")
-	id, err := parseSessionArgs(fs, src, args)
+	output := addOutputFlag(fs)
+	id, err := parseSessionArgs(fs, src, args, output.check)
 	if err != nil {
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
-		audit := projections.NewAudit()
-		if _, err := s.build(ctx, audit); err != nil {
+		audit, archive := projections.NewAudit(), projections.NewArchive()
+		if _, err := s.build(ctx, audit, archive); err != nil {
+			return err
+		}
+		id, err := resolveID("session", id, archive.Sessions())
+		if err != nil {
 			return err
 		}
 		lines, err := audit.Timeline(id)
 		if err != nil {
 			return unknownSession(id, err)
 		}
-		if *asJSON {
-			return writeJSON(stdout, lines)
+		if output.json() {
+			return output.write(stdout, lines)
 		}
 		return audit.WriteText(stdout, id)
 	})

@@ -42,7 +42,7 @@ truncation. Writes nothing when the log does not verify (exit status 1).`, stder
 	out := fs.String("out", "", "write the checkpoint to `FILE` (- for stdout)")
 	prevFile := fs.String("checkpoint", "", "the `PREVIOUS` checkpoint the log must still reach")
 	allowUnkeyed := fs.Bool("allow-unkeyed", false, "accept events without a MAC before a stream's first keyed event (a log written before keying)")
-	asJSON := fs.Bool("json", false, "print what was written as a JSON object")
+	output := addOutputFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -54,6 +54,9 @@ truncation. Writes nothing when the log does not verify (exit status 1).`, stder
 		return usageError(fs, "needs --out FILE")
 	}
 	if err := src.check(); err != nil {
+		return err
+	}
+	if err := output.check(); err != nil {
 		return err
 	}
 	if !setFlags(fs)["timeout"] {
@@ -101,8 +104,8 @@ truncation. Writes nothing when the log does not verify (exit status 1).`, stder
 			return err
 		}
 		o := checkpointOut{File: *out, KeyID: cp.KeyID, Time: cp.Time, Streams: len(cp.Streams), Events: res.Events}
-		if *asJSON {
-			return writeJSON(stdout, o)
+		if output.json() {
+			return output.write(stdout, o)
 		}
 		fmt.Fprintf(stdout, "checkpoint of %d streams (%d events) signed with key %s at %s: %s\n",
 			o.Streams, o.Events, o.KeyID, o.Time.Format(time.RFC3339), o.File)

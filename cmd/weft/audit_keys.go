@@ -2,11 +2,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/pflag"
 
 	"github.com/weft-run/weft/events"
 )
@@ -16,11 +17,11 @@ import (
 // (checks checkpoints).
 type keyFlags struct {
 	keysFile, keyringFile string
-	fs                    *flag.FlagSet
+	fs                    *pflag.FlagSet
 }
 
 // addKeyFlags registers --keys and --keyring.
-func addKeyFlags(fs *flag.FlagSet) *keyFlags {
+func addKeyFlags(fs *pflag.FlagSet) *keyFlags {
 	k := &keyFlags{fs: fs}
 	fs.StringVar(&k.keysFile, "keys", "", "the nodes' secret chain keyring `FILE`, which checks every event's MAC (default: DIR/"+events.ChainKeysFile+" with --data, $"+chainKeysEnv+" with --nats)")
 	fs.StringVar(&k.keyringFile, "keyring", "", "the public chain keyring `FILE`, which checks a checkpoint's signature (default: DIR/"+events.KeyringFile+" with --data, else the public half of --keys)")

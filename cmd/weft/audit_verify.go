@@ -85,13 +85,16 @@ to stderr when stderr is a terminal, or with --progress.`, stderr)
 	cpFile := fs.String("checkpoint", "", "verify the log against the checkpoint `FILE`")
 	allowUnkeyed := fs.Bool("allow-unkeyed", false, "accept events without a MAC before a stream's first keyed event (a log written before keying)")
 	plain := fs.Bool("plain", false, "check only the plain hash chain when no keys and no checkpoint are given (anyone can recompute it)")
-	asJSON := fs.Bool("json", false, "print the result as a JSON object")
+	output := addOutputFlag(fs)
 	progress := fs.Bool("progress", false, "draw the progress line on stderr even when it is not a terminal")
 	ids, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := src.check(); err != nil {
+		return err
+	}
+	if err := output.check(); err != nil {
 		return err
 	}
 	if !setFlags(fs)["timeout"] {
@@ -130,8 +133,8 @@ to stderr when stderr is a terminal, or with --progress.`, stderr)
 		case err != nil:
 			return err
 		}
-		if *asJSON {
-			if err := writeJSON(stdout, rep); err != nil {
+		if output.json() {
+			if err := output.write(stdout, rep); err != nil {
 				return err
 			}
 		} else {

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,22 +36,19 @@ type chatOptions struct {
 
 func parseChatFlags(args []string, stderr io.Writer) (chatOptions, error) {
 	var o chatOptions
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: weft chat --model PROVIDER:MODEL [--base-url URL] [--approve | --deny REASON] [--data DIR] PROMPT\n\n"+
-			"Runs a one-off agent with the demo's tools (lookup, fetch_ticket, and deploy,\n"+
-			"which needs an approval) on the embedded runtime, with a real model:\n\n"+
-			"  openai:MODEL             OpenAI (OPENAI_API_KEY)\n"+
-			"  anthropic:MODEL          Anthropic (ANTHROPIC_API_KEY)\n"+
-			"  openai-compatible:MODEL  any server of the Chat Completions API at --base-url\n"+
-			"                           (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter…; a key\n"+
-			"                           from --key-env when the server needs one)\n\n"+
-			"The answer is printed as the model writes it. A tool call that needs an\n"+
-			"approval is asked on the terminal, or decided by --approve or --deny REASON.\n"+
-			"The session's event log stays in the data directory: weft show --data DIR SESSION.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("chat", "--model PROVIDER:MODEL [--base-url URL] [--approve | --deny REASON] [--data DIR] PROMPT", `
+Runs a one-off agent with the demo's tools (lookup, fetch_ticket, and deploy,
+which needs an approval) on the embedded runtime, with a real model:
+
+  openai:MODEL             OpenAI (OPENAI_API_KEY)
+  anthropic:MODEL          Anthropic (ANTHROPIC_API_KEY)
+  openai-compatible:MODEL  any server of the Chat Completions API at --base-url
+                           (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter…; a key
+                           from --key-env when the server needs one)
+
+The answer is printed as the model writes it. A tool call that needs an
+approval is asked on the terminal, or decided by --approve or --deny REASON.
+The session's event log stays in the data directory: weft show --data DIR SESSION.`, stderr)
 	fs.StringVar(&o.model, "model", "", "the model, as `PROVIDER:MODEL` (openai, anthropic or openai-compatible)")
 	fs.StringVar(&o.baseURL, "base-url", "", "the API's base `URL` (required for openai-compatible; optional for the others)")
 	fs.StringVar(&o.keyEnv, "key-env", "", "the environment `VARIABLE` holding the API key (default: the provider's, e.g. OPENAI_API_KEY)")
@@ -62,11 +57,8 @@ func parseChatFlags(args []string, stderr io.Writer) (chatOptions, error) {
 	fs.StringVar(&o.by, "by", "cli", "who decides, recorded with the decision")
 	fs.StringVar(&o.dataDir, "data", defaultChatDataDir(), "the data `DIR` that keeps the event log")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, fmt.Errorf("%w: chat: %v", errUsage, err)
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
 	}
 	o.deny = setFlags(fs)["deny"]
 	switch {

@@ -92,7 +92,7 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 	o.src = addSourceFlagsAs(fs, false, bus.RoleApprover) // decisions are resume commands
 	fs.StringVar(&o.session, "session", "", "the `SESSION` of the ids (default: found in the HITL queue)")
 	fs.StringVar(&o.by, "by", "cli", "who decides, recorded with the decision")
-	fs.BoolVar(&o.json, "json", false, "print the reply (and the event that settled the run) as JSON")
+	output := addOutputFlag(fs)
 	fs.BoolVar(&o.wait, "wait", true, "wait until the resumed run settles and print how")
 	var rawArgs, rawResult string
 	switch action {
@@ -114,6 +114,10 @@ names it.`, "weft.cmd.session.<id>.resume"), stderr)
 	if err != nil {
 		return o, err
 	}
+	if err := output.check(); err != nil {
+		return o, err
+	}
+	o.json = output.json()
 	o.ids = pos
 	set := setFlags(fs)
 	switch {
@@ -215,6 +219,18 @@ func decide(ctx context.Context, o decideOptions, stdout io.Writer) error {
 	queue := projections.NewQueue()
 	if _, err := src.build(ctx, queue); err != nil {
 		return err
+	}
+	if o.ids, err = resolvePending(queue.Items(), o.ids); err != nil {
+		return fmt.Errorf("%s: %w", o.action, err)
+	}
+	if o.session != "" {
+		var sessions []string
+		for _, it := range queue.Items() {
+			sessions = append(sessions, it.SessionID)
+		}
+		if o.session, err = resolveID("session", o.session, sessions); err != nil {
+			return fmt.Errorf("%s: %w", o.action, err)
+		}
 	}
 	sessionID, runID, err := findRun(queue.Items(), o.ids, o.session, o.action)
 	if err != nil {
@@ -408,4 +424,26 @@ func describeDecision(d actors.Decision) string {
 		s += " with result " + compact(d.Result)
 	}
 	return s
+}
+
+// resolvePending returns ids with each short id replaced by the pending
+// item's id it begins (resolveID); two ids naming the same item are
+// refused.
+func resolvePending(items []projections.QueueItem, ids []string) ([]string, error) {
+	all := make([]string, len(items))
+	for i, it := range items {
+		all[i] = it.ToolCallID
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		full, err := resolveID("pending id", id, all)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out[:i], full) {
+			return nil, fmt.Errorf("%w: %q and another id name the same item %s", errUsage, id, full)
+		}
+		out[i] = full
+	}
+	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/events"
@@ -43,36 +44,34 @@ const (
 // parseDemoFlags parses the flags of weft demo. Mistakes are errUsage.
 func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	var o demoOptions
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: weft demo [-approve | -deny REASON] [-by NAME] [-data DIR] [-json] [-timeout D]\n"+
-			"       weft demo -serve [-listen HOST:PORT [-insecure-listen]] [-data DIR] [-json]\n\n"+
-			"Runs an agent on the embedded runtime (nats-server + JetStream): lookup and\n"+
-			"fetch_ticket in parallel, then deploy, which waits for an approval that the\n"+
-			"flags decide; the run is resumed and completes. Reads no input.\n\n"+
-			"With -serve the run is left waiting on a node that serves until interrupted\n"+
-			"(weft serve --demo): decide it from a second terminal with weft approve\n"+
-			"(--creds-dir DIR/credentials, printed at start).\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("demo", "[--approve | --deny REASON] [--by NAME] [--data DIR] [-o json] [--timeout D]", `
+       weft demo --serve [--listen HOST:PORT [--insecure-listen]] [--data DIR] [-o json]
+
+Runs an agent on the embedded runtime (nats-server + JetStream): lookup and
+fetch_ticket in parallel, then deploy, which waits for an approval that the
+flags decide; the run is resumed and completes. Reads no input.
+
+With --serve the run is left waiting on a node that serves until interrupted
+(weft serve --demo): decide it from a second terminal with weft approve
+(--creds-dir DIR/credentials, printed at start).`, stderr)
 	approve := fs.Bool("approve", true, "approve the deploy (the default)")
 	fs.StringVar(&o.reason, "deny", "", "deny the deploy with this `reason`")
 	fs.StringVar(&o.by, "by", "cli", "who decides, recorded with the decision")
 	fs.StringVar(&o.dataDir, "data", "", "keep the data directory (the JetStream event log) in `DIR`; default: a temporary one removed at exit")
-	fs.BoolVar(&o.json, "json", false, "print the session's events as JSON lines on stdout (notes go to stderr)")
+	output := addOutputFlag(fs)
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
 	fs.BoolVar(&o.serve, "serve", false, "leave the run waiting for approval and serve until interrupted (weft serve --demo)")
 	fs.StringVar(&o.listen, "listen", defaultListen, "with -serve: the `HOST:PORT` other weft commands connect to")
 	fs.BoolVar(&o.insecureListen, "insecure-listen", false, "with -serve: accept a -listen address other machines can reach, without TLS")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, fmt.Errorf("%w: demo: %v", errUsage, err)
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
 	}
+	if err := output.check(); err != nil {
+		return o, err
+	}
+	o.json = output.json() // the events as JSON lines (notes go to stderr)
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	o.deny = set["deny"]
 	switch {
 	case fs.NArg() > 0:

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"github.com/weft-run/weft/events"
 )
@@ -261,12 +261,12 @@ func TestDemoFlagErrors(t *testing.T) {
 
 func TestDemoHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := run(t.Context(), []string{"demo", "-h"}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("err = %v, want flag.ErrHelp", err)
+	if err := run(t.Context(), []string{"demo", "-h"}, &stdout, &stderr); !errors.Is(err, pflag.ErrHelp) {
+		t.Errorf("err = %v, want pflag.ErrHelp", err)
 	}
 	for _, s := range []string{"usage: weft demo", "-deny reason", "-data DIR", "-json"} {
-		if !strings.Contains(stderr.String(), s) {
-			t.Errorf("help lacks %q:\n%s", s, stderr.String())
+		if !strings.Contains(stdout.String(), s) {
+			t.Errorf("help lacks %q:\n%s", s, stdout.String())
 		}
 	}
 }

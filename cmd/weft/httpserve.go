@@ -21,6 +21,9 @@ type httpFlags struct {
 	tokensFile  string
 	tls         httpapi.TLSConfig
 	corsOrigins string
+	// obs mounts the console and /metrics beside the API
+	// (serve_observe.go); nil: the API alone.
+	obs *observe
 }
 
 // addHTTPFlags registers the HTTP API's flags on fs.
@@ -53,6 +56,7 @@ func (o *httpFlags) check() error {
 // httpServer is serve's running HTTP API.
 type httpServer struct {
 	url  string
+	api  *httpapi.API
 	srv  *http.Server
 	done chan error
 }
@@ -60,13 +64,16 @@ type httpServer struct {
 // startHTTP serves the API of rt's agents on o.addr; stop it with close.
 // Without tokens it says on stderr that the API is unauthenticated and on
 // loopback only.
-func startHTTP(o *httpFlags, rt *weft.Runtime, agents []*weft.Agent, stderr io.Writer) (*httpServer, error) {
+func startHTTP(o *httpFlags, rt *weft.Runtime, agents []*weft.Agent, reload func(context.Context) (any, error), stderr io.Writer) (*httpServer, error) {
 	tokens, source, err := loadHTTPTokens(o.tokensFile)
 	if err != nil {
 		return nil, err
 	}
 	logs := slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
-	cfg := httpapi.Config{Agents: agents, Tokens: tokens, Logger: slog.New(logs)}
+	cfg := httpapi.Config{Agents: agents, Tokens: tokens, Logger: slog.New(logs), Reload: reload}
+	if o.obs != nil {
+		cfg.Logger = o.obs.log // --log-format, --log-level
+	}
 	if o.corsOrigins != "" {
 		for _, origin := range strings.Split(o.corsOrigins, ",") {
 			cfg.CORSOrigins = append(cfg.CORSOrigins, strings.TrimSpace(origin))
@@ -90,8 +97,15 @@ func startHTTP(o *httpFlags, rt *weft.Runtime, agents []*weft.Agent, stderr io.W
 	} else {
 		fmt.Fprintf(stderr, "weft serve: the HTTP API authenticates %d token(s) from %s\n", tokens.Len(), source)
 	}
-	s := &httpServer{url: scheme + "://" + ln.Addr().String(), done: make(chan error, 1),
-		srv: &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logs, slog.LevelWarn)}}
+	var h http.Handler = api
+	if o.obs != nil {
+		if h, err = o.obs.handler(api, rt); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+	}
+	s := &httpServer{url: scheme + "://" + ln.Addr().String(), api: api, done: make(chan error, 1),
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logs, slog.LevelWarn)}}
 	s.srv.RegisterOnShutdown(api.Close)
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil

@@ -27,6 +27,17 @@
 //	                      responses and tool returns; report the first
 //	                      diverging event
 //	weft tail FILTER      live events matching a NATS subject filter
+//	                      (--since POSITION, --last N: the log first)
+//
+// Running the agents a node hosts (weft serve --agents FILE), over its
+// HTTP API (--url, $WEFT_URL; the token from $WEFT_TOKEN) or NATS:
+//
+//	weft run AGENT PROMPT   start a run and print the answer as it comes
+//	                        (--no-wait, --session S, --idempotency-key K)
+//	weft cancel SESSION [RUN]
+//
+// A unique prefix (4 characters or more) of a session, run or pending id
+// stands for it.
 //
 // Deciding what a waiting run waits for, on a running node over NATS:
 //
@@ -35,20 +46,24 @@
 //	weft complete ID... --result JSON
 //	weft fail ID...     --reason R
 //
-// Every command takes --json for scripts. Mistakes on the command line exit
+// The command line is parsed by cobra and pflag (root.go, flags.go):
+// --help, help and help COMMAND exit 0; version; completion bash|zsh|fish.
+// The global flags (--nats/$NATS_URL, --url/$WEFT_URL with the token from
+// $WEFT_TOKEN, --data, -o table|json|jsonl or --json, --timeout) mean the
+// same in every command that takes them. Mistakes on the command line exit
 // with status 2, other failures with status 1.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
+
+	"github.com/spf13/pflag"
 )
 
 // command is one subcommand.
@@ -63,7 +78,9 @@ var commands = map[string]command{
 	"chat":         {"run a one-off agent with a real model (openai:, anthropic:, openai-compatible:) and the demo's tools", runChat},
 	"tools":        {"run the seed's tool examples through the registry and print their canonical returns", runTools},
 	"serve":        {"run a node until interrupted (--demo: leave the demo run waiting for approval)", runServe},
-	"sessions":     {"list the sessions in the log", runSessions},
+	"run":          {"start a run of a hosted agent and print its answer as it comes (over the HTTP API with --url, else NATS)", runRun},
+	"cancel":       {"cancel a run of a session (its last run by default)", runCancel},
+	"sessions":     {"list the sessions in the log (--status, --agent)", runSessions},
 	"show":         {"show a session's archive", runShow},
 	"approvals":    {"list the pending approvals, deferred calls and elicitations (the HITL queue)", runApprovals},
 	"audit":        {"print a session's audit timeline", runAudit},
@@ -87,50 +104,20 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode returns the process status of err (printing it): 0 for none or
+// asked-for help, 2 for a command-line mistake, 1 for other failures.
+func exitCode(err error, stderr io.Writer) int {
 	switch {
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(os.Stderr, "weft:", err)
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "weft:", err)
-		os.Exit(1)
-	}
-}
-
-// run dispatches args[0] to its subcommand.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() == 0 {
-		usage(stderr)
-		return fmt.Errorf("%w: no command", errUsage)
-	}
-	name := fs.Arg(0)
-	cmd, ok := commands[name]
-	if !ok {
-		usage(stderr)
-		return fmt.Errorf("%w: unknown command %q", errUsage, name)
-	}
-	return cmd.run(ctx, fs.Args()[1:], stdout, stderr)
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: weft <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintln(stderr, "weft:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "weft:", err)
+		return 1
 	}
 }

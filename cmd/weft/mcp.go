@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/mcpserve"
@@ -61,7 +62,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(args) == 0 || args[0] != "serve" {
 		fmt.Fprint(stderr, "usage: weft mcp serve [flags] (weft mcp serve -h lists them)\n")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			return flag.ErrHelp
+			return pflag.ErrHelp
 		}
 		return fmt.Errorf("%w: mcp: the subcommand is serve", errUsage)
 	}

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"flag"
 	"os"
+
+	"github.com/spf13/pflag"
 
 	"github.com/weft-run/weft/bus"
 )
@@ -34,7 +35,7 @@ const credsDirEnv = "WEFT_CREDS_DIR"
 // addNATSAuthFlags registers --user, --creds, --nkey, --creds-dir, --role,
 // --tls-ca, --tls-cert and --tls-key on fs, with the same meaning as weft
 // serve's. The command connects as role def unless --role says otherwise.
-func addNATSAuthFlags(fs *flag.FlagSet, def bus.Role) *natsAuth {
+func addNATSAuthFlags(fs *pflag.FlagSet, def bus.Role) *natsAuth {
 	a := &natsAuth{defaultRole: def}
 	fs.StringVar(&a.credsDir, "creds-dir", "", "authenticate with the role's seed in the node's credentials `DIR` (DATA/credentials, printed by weft serve; default $"+credsDirEnv+")")
 	fs.StringVar(&a.role, "role", "", "connect as `ROLE`: node, operator, approver, reader or worker (default "+string(def)+"); picks the seed in --creds-dir and the role's reply subjects")
@@ -48,7 +49,7 @@ func addNATSAuthFlags(fs *flag.FlagSet, def bus.Role) *natsAuth {
 }
 
 // check reports a usage error for flags that do not go together.
-func (a *natsAuth) check(fs *flag.FlagSet) error {
+func (a *natsAuth) check(fs *pflag.FlagSet) error {
 	if (a.tls.CertFile == "") != (a.tls.KeyFile == "") {
 		return usageError(fs, "--tls-cert and --tls-key go together")
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/weft-run/weft/agentspec"
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/projections"
 )
 
 // nodeConfig says how to start a node.
@@ -39,6 +41,9 @@ type nodeConfig struct {
 	// remoteTools gives the demo agent the demo tools served by remote
 	// tool workers (weft worker --tools demo) instead of its own.
 	remoteTools bool
+	// obs is the node's logger and telemetry (serve_observe.go); nil:
+	// none.
+	obs *observe
 	// agentsFile declares agents the node hosts besides the demo agent
 	// (weft serve --agents FILE; see package agentspec).
 	agentsFile string
@@ -96,11 +101,15 @@ type node struct {
 	// could not (their streams hold poison).
 	recovered []string
 	damaged   []actors.DamagedSession
+	// waiting are the sessions whose runs wait for a decision at start.
+	waiting []string
 	// credsDir holds the listening server's role credentials.
 	credsDir string
-	// specs and hosted are the agents of nodeConfig.agentsFile.
-	specs  *agentspec.File
-	hosted *agentspec.Hosted
+	// specs and hosted are the agents of nodeConfig.agentsFile; earlier
+	// the agents of the file before each reload, kept for their runs.
+	specs   *agentspec.File
+	hosted  *agentspec.Hosted
+	earlier []*agentspec.Hosted
 }
 
 // startNode starts a node, registers the demo agent and recovers the runs
@@ -121,7 +130,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 				return nil, err
 			}
 		}
-		if n.rt, err = weft.Start(ctx, rcfg); err != nil {
+		if n.rt, err = weft.Start(ctx, cfg.observed(rcfg)); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", cfg.natsURL, err)
 		}
 	default:
@@ -136,7 +145,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		}
 		if cfg.listen == "" {
 			// No port: the runtime embeds the server, connected in-process.
-			if n.rt, err = weft.Start(ctx, weft.Config{DataDir: n.dataDir}); err != nil {
+			if n.rt, err = weft.Start(ctx, cfg.observed(weft.Config{DataDir: n.dataDir})); err != nil {
 				return nil, fmt.Errorf("start a node on %s: %w", n.dataDir, err)
 			}
 			break
@@ -180,7 +189,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		if cfg.listenTLS != nil {
 			rcfg.TLS = &bus.TLSConfig{CAFile: cfg.listenTLS.CertFile}
 		}
-		if n.rt, err = weft.Start(ctx, rcfg); err != nil {
+		if n.rt, err = weft.Start(ctx, cfg.observed(rcfg)); err != nil {
 			return nil, fmt.Errorf("start a node on %s: %w", n.url, err)
 		}
 	}
@@ -218,7 +227,27 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
+	if n.waiting, err = waitingSessions(ctx, n.rt.Store()); err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
 	return n, nil
+}
+
+// waitingSessions returns the sessions whose runs wait for a decision
+// (the HITL queue of the log): they need no recovery, a decision resumes
+// them. It reads the whole log once.
+func waitingSessions(ctx context.Context, store events.Store) ([]string, error) {
+	q := projections.NewQueue()
+	if _, err := projections.NewRunner(store, []projections.Projection{q}).CatchUp(ctx); err != nil {
+		return nil, fmt.Errorf("read the HITL queue: %w", err)
+	}
+	ids := []string{}
+	for _, it := range q.Items() {
+		if !slices.Contains(ids, it.SessionID) {
+			ids = append(ids, it.SessionID)
+		}
+	}
+	return ids, nil
 }
 
 // checkListen refuses a listen address other machines can reach when the
@@ -255,10 +284,12 @@ func (n *node) close() error {
 	if n.hosted != nil {
 		// The agents' MCP sessions and environment roots, after the
 		// runtime that used them.
-		if cerr := n.hosted.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close the agents of the spec file: %w", cerr)
+		for _, h := range append(n.earlier, n.hosted) {
+			if cerr := h.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close the agents of the spec file: %w", cerr)
+			}
 		}
-		n.hosted = nil
+		n.hosted, n.earlier = nil, nil
 	}
 	if n.server != nil {
 		n.server.Shutdown()

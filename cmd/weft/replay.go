@@ -31,9 +31,9 @@ Rebuilds every projection (session archive, HITL queue, audit timeline) from
 position 0 of the log and prints how many events it read and how fast. A
 progress bar goes to stderr when stderr is a terminal, or with --progress.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print the counts as a JSON object")
+	output := addOutputFlag(fs)
 	progress := fs.Bool("progress", false, "draw the progress bar on stderr even when it is not a terminal")
-	if err := parseNoArgs(fs, src, args); err != nil {
+	if err := parseNoArgs(fs, src, args, output.check); err != nil {
 		return err
 	}
 	if !setFlags(fs)["timeout"] {
@@ -80,8 +80,8 @@ progress bar goes to stderr when stderr is a terminal, or with --progress.`, std
 			}
 			rep.AuditLines += len(lines)
 		}
-		if *asJSON {
-			return writeJSON(stdout, rep)
+		if output.json() {
+			return output.write(stdout, rep)
 		}
 		fmt.Fprintf(stdout, "replayed %d events (last position %d) in %s: %.0f events/s\n", rep.Events, rep.Position, elapsed.Round(time.Millisecond), rep.EventsPerSecond)
 		fmt.Fprintf(stdout, "archive: %d sessions, %d runs\n", rep.Sessions, rep.Runs)

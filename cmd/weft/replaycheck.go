@@ -16,7 +16,7 @@ var errDiverged = errors.New("replay diverged from the recording")
 
 // replayCheckReport is the --json output of replay-check.
 type replayCheckReport struct {
-	Session    string             `json:"session"`
+	SessionID  string             `json:"session_id"`
 	Events     int                `json:"events"`
 	OK         bool               `json:"ok"`
 	Divergence *replay.Divergence `json:"divergence,omitempty"`
@@ -33,20 +33,35 @@ event sequence with the recorded one (package replay says exactly what is
 compared). Prints the first diverging event and exits with status 1 when
 they differ.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print the result as a JSON object")
-	id, err := parseSessionArgs(fs, src, args)
+	output := addOutputFlag(fs)
+	id, err := parseSessionArgs(fs, src, args, output.check)
 	if err != nil {
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
 		recorded, err := s.store.ReadStream(ctx, events.SessionStream(id), 0)
+		if errors.Is(err, events.ErrStreamNotFound) && len(id) >= minPrefix {
+			// Perhaps a short id: find the session it begins.
+			archive := projections.NewArchive()
+			if _, berr := s.build(ctx, archive); berr != nil {
+				return berr
+			}
+			full, rerr := resolveID("session", id, archive.Sessions())
+			if rerr != nil {
+				return rerr
+			}
+			if full != id {
+				id = full
+				recorded, err = s.store.ReadStream(ctx, events.SessionStream(id), 0)
+			}
+		}
 		if errors.Is(err, events.ErrStreamNotFound) {
 			return unknownSession(id, projections.ErrUnknownSession)
 		}
 		if err != nil {
 			return fmt.Errorf("read session %q at %s: %w", id, s.where, err)
 		}
-		rep := replayCheckReport{Session: id, Events: len(recorded)}
+		rep := replayCheckReport{SessionID: id, Events: len(recorded)}
 		err = replay.Check(ctx, recorded)
 		var d *replay.Divergence
 		switch {
@@ -57,8 +72,8 @@ they differ.`, stderr)
 		default:
 			rep.OK = true
 		}
-		if *asJSON {
-			if err := writeJSON(stdout, rep); err != nil {
+		if output.json() {
+			if err := output.write(stdout, rep); err != nil {
 				return err
 			}
 		} else if rep.OK {

@@ -31,9 +31,13 @@ func TestReplayCheck(t *testing.T) {
 
 	mustCLI(t, "approve", "call_deploy", "--by", "alice", url)
 	rep := decodeJSON[replayCheckReport](t, mustCLI(t, "replay-check", sess.ID(), url, "--json"))
-	if !rep.OK || rep.Divergence != nil || rep.Events < 20 {
+	if !rep.OK || rep.Divergence != nil || rep.Events < 20 || rep.SessionID != sess.ID() {
 		t.Errorf("replay-check --json of the completed session = %+v, want ok over the whole session", rep)
 	}
+	// A short id names the session, in replay-check as in show and audit.
+	short := sess.ID()[:len(sess.ID())-6]
+	wantContains(t, "replay-check SHORT", mustCLI(t, "replay-check", short, url), "replay matches the recording", sess.ID())
+	wantContains(t, "show SHORT", mustCLI(t, "show", short, url), "session "+sess.ID())
 
 	_, _, err = cli(t, "replay-check", "no-such-session", url)
 	if !errors.Is(err, projections.ErrUnknownSession) {

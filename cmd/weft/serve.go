@@ -26,6 +26,7 @@ type serveOptions struct {
 	demo bool
 	json bool
 	http *httpFlags
+	obs  *observeFlags
 }
 
 // runServe runs a node until ctx ends (the CLI's SIGINT/SIGTERM).
@@ -71,12 +72,17 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 	fs.BoolVar(&o.node.insecureListen, "insecure-listen", false, "accept a --listen address other machines can reach without TLS (credentials and events cross the network in clear text)")
 	fs.BoolVar(&o.demo, "demo", false, "start the demo run and leave it waiting for approval")
 	fs.StringVar(&o.node.agentsFile, "agents", "", "also host the agents declared in the spec `FILE` (YAML; see the README's \"Run your own agent\")")
-	fs.BoolVar(&o.json, "json", false, "print the node's address (and the demo's pending approval) as one JSON object")
+	output := addOutputFlag(fs)
 	o.http = addHTTPFlags(fs)
+	o.obs = addObserveFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	if err := output.check(); err != nil {
+		return err
+	}
+	o.json = output.json()
 	set := setFlags(fs)
 	switch {
 	case len(pos) > 0:
@@ -104,6 +110,9 @@ approval: decide it from a second terminal with weft approve.`, stderr)
 		}
 	}
 	if err := o.http.check(); err != nil {
+		return usageError(fs, "%v", err)
+	}
+	if err := o.obs.check(); err != nil {
 		return usageError(fs, "%v", err)
 	}
 	if tlsCfg != (bus.TLSConfig{}) {
@@ -144,10 +153,12 @@ type serveReport struct {
 	// seed file per role); other commands take it as --creds-dir.
 	CredsDir string `json:"credentials_dir,omitempty"`
 	// HTTP is the URL of the HTTP API (serve --http).
-	HTTP      string      `json:"http,omitempty"`
-	Agents    []string    `json:"agents"`
-	Recovered []string    `json:"recovered"`
-	Demo      *demoReport `json:"demo,omitempty"`
+	HTTP      string   `json:"http,omitempty"`
+	Agents    []string `json:"agents"`
+	Recovered []string `json:"recovered"`
+	// Waiting are the sessions whose runs wait for a decision at start.
+	Waiting []string    `json:"waiting"`
+	Demo    *demoReport `json:"demo,omitempty"`
 
 	// Damaged are the running sessions Recover could not carry on: their
 	// streams hold poison (session id → why).
@@ -162,10 +173,17 @@ type demoReport struct {
 
 // serve starts the node, reports where it is, and serves until ctx ends.
 func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err error) {
+	if o.obs != nil {
+		if o.node.obs, err = startObserve(ctx, o.obs, o.http != nil && o.http.addr != "", stderr); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer func() { _ = o.node.obs.close() }()
+	}
 	n, err := startNode(ctx, o.node)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	o.node.obs.attach(n.rt)
 	defer func() {
 		if cerr := n.close(); cerr != nil && err == nil {
 			err = fmt.Errorf("serve: %w", cerr)
@@ -173,7 +191,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 	}()
 	var mu sync.Mutex
 	stdout = &lockedWriter{mu: &mu, w: stdout}
-	rep := serveReport{URL: n.url, Node: n.rt.NodeID(), CredsDir: n.credsDir, Agents: []string{demoAgent}, Recovered: n.recovered}
+	rep := serveReport{URL: n.url, Node: n.rt.NodeID(), CredsDir: n.credsDir, Agents: []string{demoAgent}, Recovered: n.recovered, Waiting: n.waiting}
 	if n.specs != nil {
 		rep.Agents = append(rep.Agents, agentNames(n.specs)...)
 	}
@@ -192,12 +210,21 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 		rep.Damaged[d.ID] = d.Err.Error()
 	}
 
+	var reloader *agentReloader
+	if o.node.agentsFile != "" {
+		reloader = &agentReloader{n: n, path: o.node.agentsFile}
+	}
 	if o.http != nil && o.http.addr != "" {
 		agents := []*weft.Agent{n.agent}
 		if n.hosted != nil {
 			agents = append(agents, n.hosted.Agents...)
 		}
-		hs, err := startHTTP(o.http, n.rt, agents, stderr)
+		var reload func(context.Context) (any, error)
+		if reloader != nil {
+			reload = func(ctx context.Context) (any, error) { return reloader.reload(ctx) }
+		}
+		o.http.obs = o.node.obs
+		hs, err := startHTTP(o.http, n.rt, agents, reload, stderr)
 		if err != nil {
 			return fmt.Errorf("serve: the HTTP API: %w", err)
 		}
@@ -207,6 +234,11 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 			}
 		}()
 		rep.HTTP = hs.url
+		if reloader != nil {
+			if err := reloader.setAPI(hs.api); err != nil {
+				return fmt.Errorf("serve: %w", err)
+			}
+		}
 	}
 
 	var watched sync.WaitGroup
@@ -237,6 +269,15 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 			defer watched.Done()
 			defer func() { _ = sub.Unsubscribe() }()
 			reportSettled(ctx, ch, res.RunID, st.Version, o.json, stdout)
+		}()
+	}
+	if reloader != nil {
+		hup, stopHUP := notifySIGHUP()
+		defer stopHUP()
+		watched.Add(1)
+		go func() {
+			defer watched.Done()
+			reloader.onSIGHUP(ctx, hup, stderr)
 		}()
 	}
 	if o.node.natsURL != "" && o.node.cluster.chainKeysFile == "" {
@@ -288,7 +329,11 @@ func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
 	default:
 		fmt.Fprintf(w, "weft serve: node on the embedded nats-server, data in %s\n", n.dataDir)
 	}
-	fmt.Fprintf(w, "listening: %s\n", n.url)
+	if o.node.natsURL != "" {
+		fmt.Fprintf(w, "connected: %s\n", n.url)
+	} else {
+		fmt.Fprintf(w, "listening: %s\n", n.url)
+	}
 	if rep.HTTP != "" {
 		fmt.Fprintf(w, "http api:  %s\n", rep.HTTP)
 	}
@@ -299,7 +344,7 @@ func printServeReport(w io.Writer, o serveOptions, n *node, rep serveReport) {
 	if n.specs != nil {
 		printAgents(w, n.specs)
 	}
-	fmt.Fprintf(w, "recovered: %d session(s)\n", len(rep.Recovered))
+	fmt.Fprintf(w, "recovered: %d running session(s) carried on, %d waiting for a decision\n", len(rep.Recovered), len(rep.Waiting))
 	for _, id := range slices.Sorted(maps.Keys(rep.Damaged)) {
 		fmt.Fprintf(w, "damaged:   session %s, not carried on: %s\n", id, rep.Damaged[id])
 	}

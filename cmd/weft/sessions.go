@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -14,16 +14,27 @@ import (
 // sessionRow is one line of weft sessions.
 type sessionRow = projections.SessionSummary
 
+// runStatuses are the statuses --status takes.
+var runStatuses = []projections.RunStatus{projections.RunRunning, projections.RunWaiting, projections.RunCompleted, projections.RunFailed, projections.RunCancelled}
+
 // runSessions lists the sessions of the log.
 func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("sessions", "[--nats URL | --data DIR] [--json]", `
+	fs := newFlagSet("sessions", "[--status STATUS] [--agent AGENT] [--nats URL | --data DIR] [-o json|jsonl]", `
 Lists the sessions in the event log: id, agent, runs, the last run's status
 and how many items wait for a decision. A session whose stream holds poison
 (a message that is not a weft event, an event that does not decode) is
 listed as damaged, with the poison's position and why.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := parseNoArgs(fs, src, args); err != nil {
+	output := addOutputFlag(fs)
+	status := fs.String("status", "", "only the sessions whose last run has `STATUS`: running, waiting, completed, failed or cancelled")
+	agent := fs.String("agent", "", "only the sessions of `AGENT`")
+	checkStatus := func() error {
+		if *status != "" && !slices.Contains(runStatuses, projections.RunStatus(*status)) {
+			return usageError(fs, "--status is running, waiting, completed, failed or cancelled, got %q", *status)
+		}
+		return nil
+	}
+	if err := parseNoArgs(fs, src, args, output.check, checkStatus); err != nil {
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
@@ -31,12 +42,18 @@ listed as damaged, with the poison's position and why.`, stderr)
 		if _, err := s.build(ctx, archive); err != nil {
 			return err
 		}
-		rows, err := archive.Summaries()
+		all, err := archive.Summaries()
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return writeJSON(stdout, rows)
+		rows := make([]sessionRow, 0, len(all))
+		for _, r := range all {
+			if (*status == "" || string(r.LastStatus) == *status) && (*agent == "" || r.Agent == *agent) {
+				rows = append(rows, r)
+			}
+		}
+		if output.json() {
+			return output.write(stdout, rows)
 		}
 		if len(rows) == 0 {
 			fmt.Fprintf(stdout, "no sessions in the log at %s\n", s.where)
@@ -57,16 +74,6 @@ listed as damaged, with the poison's position and why.`, stderr)
 		}
 		return nil
 	})
-}
-
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode the output: %w", err)
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
 }
 
 func dash(s string) string {

@@ -18,9 +18,9 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 Shows the archive of a session: its runs with their statuses, outputs and
 usage, what it waits for, its toolsets and its messages.`, stderr)
 	src := addSourceFlags(fs, true)
-	asJSON := fs.Bool("json", false, "print the archive as JSON")
+	output := addOutputFlag(fs)
 	messages := fs.Bool("messages", false, "print every message in full (text output)")
-	id, err := parseSessionArgs(fs, src, args)
+	id, err := parseSessionArgs(fs, src, args, output.check)
 	if err != nil {
 		return err
 	}
@@ -29,12 +29,16 @@ usage, what it waits for, its toolsets and its messages.`, stderr)
 		if _, err := s.build(ctx, archive); err != nil {
 			return err
 		}
+		id, err := resolveID("session", id, archive.Sessions())
+		if err != nil {
+			return err
+		}
 		a, err := archive.Session(id)
 		if err != nil {
 			return unknownSession(id, err)
 		}
-		if *asJSON {
-			return writeJSON(stdout, a)
+		if output.json() {
+			return output.write(stdout, a)
 		}
 		printArchive(stdout, a, *messages)
 		return nil

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/pflag"
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/bus"
@@ -37,19 +37,19 @@ type sourceFlags struct {
 	timeout   time.Duration
 	allowData bool // the command can read a data directory
 	auth      *natsAuth
-	fs        *flag.FlagSet
+	fs        *pflag.FlagSet
 }
 
 // addSourceFlags registers --nats, --timeout, the authentication flags
 // (connecting as a reader) and, when allowData, --data.
-func addSourceFlags(fs *flag.FlagSet, allowData bool) *sourceFlags {
+func addSourceFlags(fs *pflag.FlagSet, allowData bool) *sourceFlags {
 	return addSourceFlagsAs(fs, allowData, bus.RoleReader)
 }
 
 // addSourceFlagsAs is addSourceFlags for a command that connects as role.
-func addSourceFlagsAs(fs *flag.FlagSet, allowData bool, role bus.Role) *sourceFlags {
+func addSourceFlagsAs(fs *pflag.FlagSet, allowData bool, role bus.Role) *sourceFlags {
 	s := &sourceFlags{allowData: allowData, fs: fs}
-	fs.StringVar(&s.natsURL, "nats", defaultNATSURL, "the running node's NATS `URL` (a comma-separated list: the seed URLs of a cluster)")
+	fs.StringVar(&s.natsURL, "nats", envOr(natsURLEnv, defaultNATSURL), "the running node's NATS `URL` (a comma-separated list: the seed URLs of a cluster)")
 	if allowData {
 		fs.StringVar(&s.dataDir, "data", "", "read a stopped node's data `DIR` instead of a running node (starts an embedded server on it, with no listener)")
 	}
@@ -207,7 +207,7 @@ func withSource(ctx context.Context, f *sourceFlags, fn func(ctx context.Context
 
 // parseSessionArgs parses the flags and the one SESSION id of a command
 // that reads one session's log, and checks the source flags.
-func parseSessionArgs(fs *flag.FlagSet, src *sourceFlags, args []string) (string, error) {
+func parseSessionArgs(fs *pflag.FlagSet, src *sourceFlags, args []string, checks ...func() error) (string, error) {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return "", err
@@ -218,12 +218,15 @@ func parseSessionArgs(fs *flag.FlagSet, src *sourceFlags, args []string) (string
 	if err := src.check(); err != nil {
 		return "", err
 	}
+	if err := runChecks(checks); err != nil {
+		return "", err
+	}
 	return pos[0], nil
 }
 
 // parseNoArgs parses the flags of a command that reads the whole log and
 // takes no arguments, and checks the source flags.
-func parseNoArgs(fs *flag.FlagSet, src *sourceFlags, args []string) error {
+func parseNoArgs(fs *pflag.FlagSet, src *sourceFlags, args []string, checks ...func() error) error {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -231,5 +234,27 @@ func parseNoArgs(fs *flag.FlagSet, src *sourceFlags, args []string) error {
 	if len(pos) > 0 {
 		return usageError(fs, "takes no arguments, got %q", pos)
 	}
-	return src.check()
+	if err := src.check(); err != nil {
+		return err
+	}
+	return runChecks(checks)
+}
+
+// runChecks runs the flag checks in order and returns the first error.
+func runChecks(checks []func() error) error {
+	for _, c := range checks {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// envOr returns the environment variable name, or def when it is unset or
+// empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

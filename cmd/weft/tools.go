@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -18,18 +17,12 @@ import (
 // through the registry, and prints each canonical return as one JSON line
 // (or indented with -pretty). It needs no input and no network.
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: weft tools [-pretty]\n\nRuns the seed's tool examples through the registry and prints each\ncanonical tool return as a JSON line.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("tools", "[--pretty]", `
+Runs the seed's tool examples through the registry and prints each
+canonical tool return as a JSON line.`, stderr)
 	pretty := fs.Bool("pretty", false, "indent each return")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: tools: %v", errUsage, err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

@@ -87,7 +87,12 @@ a worker of the pool with a free slot, and waits while every one is busy.`, stde
 	if *pool != "" {
 		opts = append(opts, worker.WithPool(*pool), worker.WithQueueReplicas(*replicas))
 	}
-	w, err := worker.New(nc, tools, opts...)
+	traced, stopTracing, err := workerTracing(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	w, err := worker.New(nc, tools, append(opts, traced...)...)
 	if err != nil {
 		return err
 	}

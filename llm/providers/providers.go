@@ -42,6 +42,9 @@ var (
 	ErrNoKey = errors.New("providers: no API key")
 	// ErrNoBaseURL: openai-compatible without a base URL.
 	ErrNoBaseURL = errors.New("providers: openai-compatible needs a base URL")
+	// ErrNoStreamingOption: Options.NoStreaming for a provider whose
+	// model always streams.
+	ErrNoStreamingOption = errors.New("providers: turning streaming off is for openai and openai-compatible models only")
 )
 
 // Options are what a model name cannot say.
@@ -53,6 +56,10 @@ type Options struct {
 	// empty means the provider's own (OPENAI_API_KEY, ANTHROPIC_API_KEY),
 	// and none for openai-compatible.
 	APIKeyEnv string
+	// NoStreaming makes the model send ordinary (non-streamed) requests
+	// (openai.WithoutStreaming): for OpenAI-compatible servers whose
+	// streamed tool calls are broken. OpenAI and openai-compatible only.
+	NoStreaming bool
 }
 
 // New returns the model name names ("openai:gpt-4.1-mini").
@@ -80,8 +87,14 @@ func New(name string, o Options) (llm.Model, error) {
 		if provider == OpenAICompatible {
 			opts = append(opts, openai.WithProviderName(OpenAICompatible))
 		}
+		if o.NoStreaming {
+			opts = append(opts, openai.WithoutStreaming())
+		}
 		return openai.New(id, opts...)
 	case Anthropic:
+		if o.NoStreaming {
+			return nil, fmt.Errorf("%w: %s", ErrNoStreamingOption, provider)
+		}
 		opts := []anthropic.Option{anthropic.WithAPIKey(key)}
 		if o.BaseURL != "" {
 			opts = append(opts, anthropic.WithBaseURL(o.BaseURL))

@@ -93,14 +93,16 @@ func (ts *Toolset) send(ctx context.Context, t *tool, tc *toolsets.ToolContext, 
 		err error
 	}
 	done := make(chan outcome, 1)
+	params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
+	answerInput(params, tc.Elicitation)
+	params.SetProgressToken(token)
+	callCtx, endSpan := traceCall(ctx, t.remote, params)
 	go func() {
-		params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
-		answerInput(params, tc.Elicitation)
-		params.SetProgressToken(token)
-		res, err := cs.CallTool(ctx, params)
+		res, err := cs.CallTool(callCtx, params)
 		done <- outcome{res, err}
 	}()
 	var out outcome
+	defer func() { endSpan(out.res, out.err) }()
 	emitted := 0
 	emit := func(p *sdk.ProgressNotificationParams) {
 		emitted++

@@ -1,0 +1,166 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/weft-run/weft/events"
+)
+
+// decision is the answer the script gets for a decision: ok, or the
+// message to show next to the item (a schema refusal, or who decided it
+// already and when).
+type decision struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message,omitempty"`
+	// Decided is set when the item was decided elsewhere.
+	Decided string `json:"decided,omitempty"`
+	// Staged is set when the decision is kept until the run's other
+	// items are decided (a run resumes with all its decisions at once).
+	Staged string `json:"staged,omitempty"`
+}
+
+var actions = map[string]bool{"approve": true, "deny": true, "complete": true, "fail": true, "answer": true}
+
+// decide sends one decision through the API with the caller's token: the
+// form's fields become the API's body (arguments, reason, result,
+// details, answer, content; the JSON ones must parse).
+func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
+	session, call, action := r.PathValue("session"), r.PathValue("call"), r.PathValue("action")
+	if !actions[action] {
+		writeJSON(w, http.StatusNotFound, decision{Message: fmt.Sprintf("no action %q", action)})
+		return
+	}
+	body := map[string]any{}
+	for _, f := range []string{"reason", "answer"} {
+		if v := strings.TrimSpace(r.PostFormValue(f)); v != "" {
+			body[f] = v
+		}
+	}
+	for _, f := range []string{"arguments", "result", "details", "content"} {
+		v := strings.TrimSpace(r.PostFormValue(f))
+		if v == "" {
+			continue
+		}
+		if !json.Valid([]byte(v)) {
+			writeJSON(w, http.StatusBadRequest, decision{Message: f + " is not JSON"})
+			return
+		}
+		body[f] = json.RawMessage(v)
+	}
+	if action == "complete" && body["result"] == nil {
+		writeJSON(w, http.StatusBadRequest, decision{Message: "complete needs a result (JSON)"})
+		return
+	}
+	cl := callerOf(r.Context())
+	ids, run, err := c.siblings(r.Context(), cl.token, session, call)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if len(ids) > 1 {
+		// The run waits for several items: its decisions go together.
+		all, missing := c.staged.stage(stageKey{cl.p.Name, session, run}, call, action, body, ids)
+		if len(missing) > 0 {
+			writeJSON(w, http.StatusOK, decision{Staged: stagedMessage(missing)})
+			return
+		}
+		err = c.call(r.Context(), cl.token, "POST", "/v1/sessions/"+url.PathEscape(session)+"/decisions", nil, map[string]any{"decisions": all}, nil)
+	} else {
+		err = c.call(r.Context(), cl.token, "POST",
+			"/v1/sessions/"+url.PathEscape(session)+"/pending/"+url.PathEscape(call)+"/"+action, nil, body, nil)
+	}
+	var ae *apiError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, decision{OK: true})
+	case errors.As(err, &ae) && (ae.Code == "already_decided" || ae.Code == "not_waiting" || ae.Code == "unknown_decision" || ae.Code == "run_ended"):
+		who, werr := c.decidedBy(r, session, call)
+		if werr != nil {
+			c.fail(w, r, werr)
+			return
+		}
+		if who == "" {
+			writeJSON(w, ae.Status, decision{Message: ae.Message})
+			return
+		}
+		writeJSON(w, http.StatusOK, decision{Decided: who})
+	case errors.As(err, &ae):
+		writeJSON(w, ae.Status, decision{Message: ae.Message})
+	default:
+		c.fail(w, r, err)
+	}
+}
+
+// decisionOf says who decided a call that left the queue, and when
+// (the script asks when an item disappears).
+func (c *Console) decisionOf(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	if err := c.call(r.Context(), callerOf(r.Context()).token, "GET", "/v1/sessions/"+url.PathEscape(session), nil, nil, nil); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	who, err := c.decidedBy(r, session, r.PathValue("call"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, decision{Decided: who})
+}
+
+// decidedBy says who decided call in session and when, from the log: ""
+// when no decision of it is recorded.
+func (c *Console) decidedBy(r *http.Request, session, call string) (string, error) {
+	evs, err := c.store.ReadStream(r.Context(), events.SessionStream(session), 0)
+	if err != nil {
+		return "", fmt.Errorf("read session %q: %w", session, err)
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		ev := evs[i]
+		if ev.ToolCallID != call {
+			continue
+		}
+		var verb, by string
+		switch ev.Type {
+		case events.TypeApprovalDecided:
+			var d events.ApprovalDecided
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
+			}
+			verb, by = "denied", d.By
+			if d.Approved {
+				verb = "approved"
+			}
+		case events.TypeDeferredResolved:
+			var d events.DeferredResolved
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
+			}
+			verb, by = "resolved", d.By
+		case events.TypeElicitationAnswered:
+			var d struct {
+				By string `json:"by"`
+			}
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
+			}
+			verb, by = "answered", d.By
+		default:
+			continue
+		}
+		return fmt.Sprintf("already %s by %s at %s", verb, by, ev.Time.UTC().Format(time.RFC3339)), nil
+	}
+	return "", nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
