@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weft-run/weft/events"
 )
@@ -88,7 +89,7 @@ func (a *sessionActor) hold(d decision, cmd *command) error {
 		if err := a.st.applyHashed(d.recs[i], "pending"); err != nil {
 			a.h.log.Error("apply", "session", a.id, "err", err)
 			a.pend = nil
-			return a.reloadAfter(p, err, events.AppendResult{}, nil)
+			return a.reloadAfter(p, err, events.AppendResult{}, nil, 0)
 		}
 	}
 	p.recs = append(p.recs, d.recs...)
@@ -123,6 +124,10 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 		evs = append(evs, all[i].Event)
 	}
 	p.evs = evs
+	var t0 time.Time
+	if a.h.cfg.Observer != nil {
+		t0 = time.Now()
+	}
 	res, err := events.AppendSteps(a.store.get(), a.h.cfg.Store, a.stream, events.Exact(p.base), evs...)
 	clear(evs) // the store keeps none of them
 	if err != nil {
@@ -136,7 +141,7 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 			}
 			return a.write(steps, recs...)
 		}
-		return a.reloadAfter(p, err, res, all)
+		return a.reloadAfter(p, err, res, all, time.Since(t0))
 	}
 	a.st.LastHash = stampHeld(a.stream, all[:n], res, p.baseHash, len(recs) == 0)
 	rest := res
@@ -144,6 +149,9 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 	rest.Hashes, rest.Blobs = tail(rest.Hashes, n), tail(rest.Blobs, n)
 	if err := a.applyStored(a.stream, all[n:], rest); err != nil {
 		return err
+	}
+	if o := a.h.cfg.Observer; o != nil {
+		a.observe(o, all, time.Since(t0))
 	}
 	a.h.publish(all)
 	for _, r := range p.replies {
@@ -191,10 +199,13 @@ func stampHeld(stream string, recs []record, res events.AppendResult, prev strin
 // from the stream (a failed read leaves the actor unloaded: the next
 // command reads again); the prefix the store kept, if any, is published;
 // the held commands are answered with the error, which it returns.
-func (a *sessionActor) reloadAfter(p *pendingAppend, err error, res events.AppendResult, all []record) error {
+func (a *sessionActor) reloadAfter(p *pendingAppend, err error, res events.AppendResult, all []record, took time.Duration) error {
 	if res.LastVersion != 0 && res.FirstVersion == p.base+1 && int(res.LastVersion-res.FirstVersion) < len(all) {
 		n := int(res.LastVersion - res.FirstVersion + 1)
 		stampHeld(a.stream, all[:n], res, p.baseHash, true)
+		if o := a.h.cfg.Observer; o != nil {
+			a.observe(o, all[:n], took)
+		}
 		a.h.publish(all[:n])
 	}
 	if errors.Is(err, events.ErrWrongExpectedVersion) {
