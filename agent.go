@@ -71,6 +71,11 @@ type AgentConfig struct {
 	// OnRunStart hooks run, in order, before each run starts; see
 	// RunStartHook.
 	OnRunStart []RunStartHook
+	// ToolHooks are the agent's tool-execution hooks: around every call
+	// of its tools, outside those of toolsets (toolsets.HookToolset) and
+	// tools (toolsets.HookTool); see toolsets.Hook and the README's hook
+	// rules.
+	ToolHooks []toolsets.Hook
 	// Version identifies this declaration of the agent. Empty (the
 	// default): the name has one declaration. With a version,
 	// NewAgentVersion may register the name again with another version (a
@@ -138,8 +143,11 @@ func (rt *Runtime) newAgent(name string, cfg AgentConfig, addVersion bool) (*Age
 	spec := &actors.AgentSpec{Name: name, Model: cfg.Model, Tools: cfg.Tools, Toolsets: slices.Clone(cfg.Toolsets), Instructions: slices.Clone(cfg.Instructions),
 		ApprovalRequired: cfg.ApprovalRequiredTools, Trusted: slices.Clone(cfg.TrustedTools), Limits: cfg.Limits.spec(), MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout,
 		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: validators(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
-		WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources, Version: cfg.Version}
+		ToolHooks: slices.Clone(cfg.ToolHooks), WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources, Version: cfg.Version}
 	hooks := slices.Clone(cfg.OnRunStart)
+	if err := checkToolHooks(spec.ToolHooks); err != nil {
+		return nil, fmt.Errorf("weft: agent %q: %w", name, err)
+	}
 	for _, b := range cfg.Capabilities {
 		bh, err := b.apply(spec)
 		if err != nil {

@@ -33,6 +33,40 @@ type CapabilityBundle struct {
 	OutputValidators []OutputValidator
 	// OnRunStart hooks run after the agent's own.
 	OnRunStart []RunStartHook
+	// ToolHooks are agent-level tool-execution hooks, after the agent's
+	// own (so inside them); see AgentConfig.ToolHooks.
+	ToolHooks []toolsets.Hook
+	// ModelRequestHooks see and may amend every model request (its
+	// instructions, messages, tools and settings) before it is sent, in
+	// bundle order. An error fails the run with kind capability_error
+	// and the model is not called. When they change the request,
+	// model.response records its digests before and after them.
+	ModelRequestHooks []ModelRequestHook
+	// RunCompleteHooks see each final output the output validators
+	// accepted, before the run completes; an error fails the run with
+	// kind capability_error in the same append as the model's response.
+	// The run's toolsets are exited either way.
+	RunCompleteHooks []RunCompleteHook
+}
+
+// ModelRequestHook sees and may amend a model request before it is sent;
+// it runs on the goroutine that calls the model.
+type ModelRequestHook = actors.RequestHook
+
+// RunCompleteHook sees a run's final output before it completes.
+type RunCompleteHook = actors.RunCompleteHook
+
+// RunCompletion is what a RunCompleteHook sees.
+type RunCompletion = actors.RunCompletion
+
+// checkToolHooks refuses hooks without a name.
+func checkToolHooks(hooks []toolsets.Hook) error {
+	for _, h := range hooks {
+		if h.Name == "" {
+			return fmt.Errorf("tool hook: %w: no name", toolsets.ErrInvalidDefinition)
+		}
+	}
+	return nil
 }
 
 // apply merges the bundle into spec and returns its hooks.
@@ -60,6 +94,12 @@ func (b CapabilityBundle) apply(spec *actors.AgentSpec) ([]RunStartHook, error) 
 		spec.Settings.Provider[k] = raw
 	}
 	spec.OutputValidators = append(spec.OutputValidators, validators(b.OutputValidators)...)
+	if err := checkToolHooks(b.ToolHooks); err != nil {
+		return nil, fmt.Errorf("capability bundle %q: %w", b.Name, err)
+	}
+	spec.ToolHooks = append(spec.ToolHooks, b.ToolHooks...)
+	spec.RequestHooks = append(spec.RequestHooks, b.ModelRequestHooks...)
+	spec.RunCompleteHooks = append(spec.RunCompleteHooks, b.RunCompleteHooks...)
 	return b.OnRunStart, nil
 }
 

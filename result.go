@@ -93,6 +93,9 @@ type Result struct {
 	Messages []llm.Message
 	// Pending is what a waiting run waits for.
 	Pending Pending
+	// Subruns are the items of the run's sub-runs (AgentTool) that wait
+	// for a person, with their parent chains; Session.Settle fills it.
+	Subruns []SubrunItem
 	// Err describes why a run failed (or was cancelled); nil otherwise.
 	Err *RunError
 }
@@ -119,11 +122,16 @@ func resultOf(o actors.Outcome) *Result {
 }
 
 // pendingOf sorts a run's pending items by kind, keeping their order.
+// pendingItemOf is the facade's view of a pending item.
+func pendingItemOf(it actors.PendingItem) PendingItem {
+	return PendingItem{ID: it.ID, Kind: PendingKind(it.Kind), Tool: it.Tool, Toolset: it.Toolset, Arguments: it.Arguments,
+		Reason: it.Reason, Metadata: it.Metadata}
+}
+
 func pendingOf(items []actors.PendingItem) Pending {
 	var p Pending
 	for _, it := range items {
-		item := PendingItem{ID: it.ID, Kind: PendingKind(it.Kind), Tool: it.Tool, Toolset: it.Toolset, Arguments: it.Arguments,
-			Reason: it.Reason, Metadata: it.Metadata}
+		item := pendingItemOf(it)
 		switch item.Kind {
 		case PendingApproval:
 			p.Approvals = append(p.Approvals, item)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -195,6 +196,10 @@ type Runtime struct {
 	// watchers may still use them concurrently, and get ErrClosed.
 	closeOnce sync.Once
 	closeErr  error
+	// sub delivers the ends of sub-runs (subrun.go), from the first
+	// agent tool on.
+	sub     atomic.Pointer[subruns]
+	subOnce sync.Once
 }
 
 func tempDir() (string, error) {
@@ -334,7 +339,18 @@ var ErrSessionDamaged = actors.ErrSessionDamaged
 // session does not stop it: it logs it (Config.Logger), carries the others
 // on and returns their ids with an error matching ErrSessionDamaged.
 func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
-	return rt.host.Recover(ctx)
+	ids, err := rt.host.Recover(ctx)
+	if err != nil {
+		return ids, err
+	}
+	if sub := rt.sub.Load(); sub != nil {
+		// Agent tools are registered: deliver the ends of sub-runs a
+		// dead process left undelivered, cancel orphans.
+		if err := sub.recoverScan(ctx); err != nil {
+			return ids, fmt.Errorf("weft: recover sub-runs: %w", err)
+		}
+	}
+	return ids, nil
 }
 
 // WatchTakeovers makes a node of a cluster take over the running sessions

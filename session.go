@@ -82,6 +82,11 @@ func (s *Session) resumeCommand(ctx context.Context, decisions []Decision) (acto
 		}
 		cmd.Decisions[i] = d.command()
 	}
+	if sub := s.agent.rt.sub.Load(); sub != nil {
+		// The sub-runs the run also waits for: their ends, when they
+		// have ended, complete the resume (subrun.go).
+		cmd.Decisions = append(cmd.Decisions, sub.endedDecisions(ctx, s.id, r, cmd.Decisions)...)
+	}
 	return cmd, nil
 }
 

@@ -97,7 +97,9 @@ func (k core) start(b StartCommand) decision {
 		}
 		rawMeta = mb
 	}
-	rec := newRecord(events.TypeRunStarted, k.session, b.RunID, "", events.RunStarted{Agent: b.Agent, Input: input, Metadata: rawMeta})
+	started := events.RunStarted{Agent: b.Agent, Input: input, Metadata: rawMeta}
+	parentOf(meta).fill(&started)
+	rec := newRecord(events.TypeRunStarted, k.session, b.RunID, "", started)
 	rec.extra = b.Prompt
 	return carriedOut(b.RunID, rec)
 }

@@ -30,7 +30,7 @@ func (k core) outputExceeded(r *RunState, spec *AgentSpec) decision {
 
 // requestLimit: the next model request would exceed Limits.Requests.
 func (k core) requestLimit(r *RunState, spec *AgentSpec) (decision, bool) {
-	if lim := spec.Limits.Requests; exceeds(int64(r.Step)+1, lim) {
+	if lim := spec.Limits.Requests; exceeds(int64(r.Step)+r.SubrunRequests+1, lim) {
 		return k.fail(r, FailUsageLimit, fmt.Sprintf("the run reached its limit of %d model requests", *lim)), true
 	}
 	return decision{}, false

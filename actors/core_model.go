@@ -18,6 +18,11 @@ type modelReply struct {
 	// rejected is why an output validator rejected the response's final
 	// text, "" when none did.
 	rejected string
+	// capability is why a capability hook failed (a model-request hook:
+	// no resp; a run-complete hook: with resp), "" when none did.
+	capability string
+	// amended is set when model-request hooks changed the request.
+	amended *events.Amendment
 }
 
 // requestModel records model.request (after reports, the preparation's)
@@ -72,6 +77,9 @@ func (k core) modelReply(mr *modelReply) decision {
 	}
 	f, spec := k.f, k.f.spec
 	f.modelBusy = false
+	if mr.capability != "" && mr.resp == nil {
+		return k.fail(r, FailCapability, mr.capability).with(f)
+	}
 	if mr.err != nil {
 		return k.fail(r, FailModel, mr.err.Error()).with(f)
 	}
@@ -103,7 +111,7 @@ func (k core) modelReply(mr *modelReply) decision {
 		Model: resp.Model, Message: msg, FinishReason: string(resp.FinishReason), ToolCallIDs: ids,
 		Usage: &events.Usage{Requests: ru.Requests, InputTokens: ru.InputTokens, OutputTokens: ru.OutputTokens,
 			CacheReadTokens: ru.CacheReadTokens, CacheWriteTokens: ru.CacheWriteTokens},
-		Attempts: resp.Attempts, OutputRejected: mr.rejected})
+		Attempts: resp.Attempts, OutputRejected: mr.rejected, RequestAmended: mr.amended})
 	respRec.extra = message
 	recs := make([]record, 1, len(resp.ToolCalls)+3) // the response, its calls, the usage, an end
 	recs[0] = respRec
@@ -120,6 +128,11 @@ func (k core) modelReply(mr *modelReply) decision {
 		// The output was rejected: the model gets a retry prompt.
 		recs = append(recs, snapshot(usage))
 		return decision{recs: recs, split: true, carryOn: true}.with(f)
+	case len(resp.ToolCalls) == 0 && mr.capability != "":
+		// A run-complete hook failed: the response and the failure in
+		// one append.
+		recs = append(recs, snapshot(usage), k.failRecord(r, usage, FailCapability, mr.capability))
+		return decision{recs: recs}.with(f)
 	case len(resp.ToolCalls) == 0:
 		out, _ := json.Marshal(resp.Text)
 		done := newRecord(events.TypeRunCompleted, k.session, r.ID, "", events.RunCompleted{Output: out, Usage: &usage})

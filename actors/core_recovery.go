@@ -46,6 +46,8 @@ func (k core) advance() decision {
 		return decision{}
 	case r.OutputRejections > outputBudget(spec):
 		return k.outputExceeded(r, spec)
+	case r.NeedModel && handoffTo(r) != "":
+		return k.handoff(r)
 	case r.NeedModel:
 		return k.nextStep(r, spec)
 	case len(r.Batch) > 0:

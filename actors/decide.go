@@ -96,6 +96,8 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 			return nil, commandError(VerbResume, session, ErrWrongDecision, "%q is a pending %s; %q does not apply", d.ID, k, d.Action)
 		case len(d.Arguments) > 0 && (!json.Valid(d.Arguments) || firstByte(d.Arguments) != '{'):
 			return nil, commandError(VerbResume, session, ErrWrongDecision, "reviewed arguments of %q are not a JSON object", d.ID)
+		case d.Usage != nil && (k != PendingDeferred || negativeUsage(*d.Usage)):
+			return nil, commandError(VerbResume, session, ErrWrongDecision, "usage of %q: only a deferred call's result carries usage, and none of it negative", d.ID)
 		case len(d.Result) > 0 && !json.Valid(d.Result):
 			return nil, commandError(VerbResume, session, ErrWrongDecision, "result of %q is not JSON", d.ID)
 		case d.Action == ActionApprove && len(d.Arguments) > 0 && check == nil:
@@ -145,7 +147,7 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 				ret.Content = json.RawMessage("null")
 			}
 			b, _ := json.Marshal(&ret)
-			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By, Authenticated: d.Authenticated}))
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, By: d.By, Authenticated: d.Authenticated, Usage: d.Usage}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		case ActionAnswer:
 			a, _ := answerOf(p, d)
@@ -157,7 +159,7 @@ func decisionEvents(session string, r *RunState, ds []Decision, check func(tool 
 				ret.Content, _ = json.Marshal(failedDeferred{Error: ret.Control.Message, Details: slices.Clone(d.Result)})
 			}
 			b, _ := json.Marshal(&ret)
-			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By, Authenticated: d.Authenticated}))
+			evs = append(evs, newRecord(events.TypeDeferredResolved, session, r.ID, p.ID, events.DeferredResolved{Return: b, IsError: true, By: d.By, Authenticated: d.Authenticated, Usage: d.Usage}))
 			returns = append(returns, returnedEvent(session, r.ID, ret))
 		}
 	}

@@ -61,6 +61,15 @@
 //   - Output validators (AgentSpec.OutputValidators) run on the model
 //     goroutine; a rejection is recorded in model.response
 //     (output_rejected) and the fold turns it into a retry prompt.
+//   - Composition (issue 19): the agent's tool hooks (AgentSpec.ToolHooks)
+//     are the run registry's agent-level hooks, and run around remote
+//     calls in the scheduler (scheduler_hooks.go); model-request and
+//     run-complete hooks run on the model goroutine and fail the run with
+//     capability_error (core_capability.go); a sub-run names its parent in
+//     run metadata (MetaParent), copied into run.started, and its end comes
+//     back as a deferred result that carries its usage (core_subrun.go);
+//     a handoff tool's return makes the core record run.handoff and the
+//     shell rebuild the run's facts for the new agent (core_handoff.go).
 //   - Tool batches: the session dispatches the calls of a batch in
 //     parallel by default, one at a time in model order when a called tool
 //     is sequential or a tool that is not concurrent-safe repeats in the

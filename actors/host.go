@@ -91,8 +91,10 @@ type Host struct {
 	agents   map[string]*agentVersions
 	sessions map[string]*actor.PID
 	watchers map[string][]chan Outcome
-	closed   bool
-	done     chan struct{} // closed when Close begins
+	// observers hear every outcome notify tells (OnSettled).
+	observers []func(Outcome)
+	closed    bool
+	done      chan struct{} // closed when Close begins
 	// life is the host's lifetime, cancelled when Close begins: it ends
 	// the waits of the goroutines that forward commands (see forward).
 	life    context.Context
@@ -150,6 +152,7 @@ type runEntry struct {
 	meta   map[string]any  // the run's metadata, read-only
 	ctx    context.Context // the run's lifetime, owned by the session actor
 	cancel context.CancelCauseFunc
+	hooks  []toolsets.Hook // the agent's tool hooks, run around remote calls
 }
 
 func runKey(session, run string) string { return session + "\x00" + run }
@@ -385,6 +388,8 @@ type Outcome struct {
 	Error    *events.ErrorInfo
 	// Version is the session's version when the run settled.
 	Version uint64
+	// Metadata is the run's metadata from run.started (read-only).
+	Metadata map[string]any
 }
 
 // Outcome returns the outcome of run id as the state stands.
@@ -400,7 +405,7 @@ func (s *SessionState) Outcome(id string) (Outcome, bool) {
 		msgs = s.Conversation(r)
 	}
 	o := Outcome{SessionID: s.SessionID, RunID: id, Status: r.Status, Output: r.Output, Usage: r.Usage,
-		Messages: cloneMessages(msgs), Version: s.Version}
+		Messages: cloneMessages(msgs), Version: s.Version, Metadata: r.Metadata}
 	if r.Error != nil {
 		e := *r.Error
 		o.Error = &e
@@ -476,12 +481,16 @@ func (h *Host) Drives(id string) bool {
 
 func (h *Host) notify(o Outcome) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, ch := range h.watchers[o.RunID] {
 		select {
 		case ch <- o:
 		default: // a watcher that does not read loses intermediate outcomes
 		}
+	}
+	obs := h.observers
+	h.mu.Unlock()
+	for _, fn := range obs {
+		fn(o)
 	}
 }
 

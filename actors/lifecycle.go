@@ -67,6 +67,9 @@ type exitRequest struct {
 	lcs     []*toolsets.Lifecycle
 	tc      toolsets.ToolsetContext
 	outcome Outcome
+	// handoff: the run goes on with another agent (session_handoff.go);
+	// no outcome is told once the reports are recorded.
+	handoff bool
 }
 
 // exitedReply carries the closed (or failed) reports of an exit, and the
@@ -75,6 +78,7 @@ type exitedReply struct {
 	runID   string
 	reports []toolsets.LifecycleReport
 	outcome Outcome
+	handoff bool
 }
 
 // lifecycleActor prepares and exits the toolsets of a session's runs
@@ -105,7 +109,7 @@ func (a *lifecycleActor) Receive(c actor.Context) {
 		go func() {
 			defer a.wg.Done()
 			reps := exitRun(m.lcs, &m.tc)
-			a.h.system.Root.Send(sender, &exitedReply{runID: m.tc.RunID, reports: reps, outcome: m.outcome})
+			a.h.system.Root.Send(sender, &exitedReply{runID: m.tc.RunID, reports: reps, outcome: m.outcome, handoff: m.handoff})
 		}()
 	case *actor.Stopping:
 		a.wg.Wait()
@@ -231,6 +235,9 @@ func (h *Host) prepareRun(ctx context.Context, spec *AgentSpec, lcs []*toolsets.
 	}
 	if spec.Timeout > 0 {
 		opts = append(opts, toolsets.WithDefaultTimeout(spec.Timeout))
+	}
+	if len(spec.ToolHooks) > 0 {
+		opts = append(opts, toolsets.WithHooks(spec.ToolHooks...))
 	}
 	toolSets := make([][]toolsets.Tool, len(results))
 	for i := range results {

@@ -188,6 +188,11 @@ type schedulerActor struct {
 	returned map[string]bool        // call id → its return was forwarded
 	remote   map[string]*remoteCall // open remote calls by call id
 	stop     chan struct{}          // stops the remote-call ticker
+	// hooked, beforeRecs and afterDone follow the agent's hooks around
+	// remote calls (scheduler_hooks.go).
+	hooked     map[string]bool
+	beforeRecs map[string][]toolsets.HookRecord
+	afterDone  map[string]bool
 }
 
 // Receive implements actor.Actor.
@@ -222,6 +227,10 @@ func (a *schedulerActor) Receive(c actor.Context) {
 		}
 	case *dequeuedCall:
 		a.onDequeued(c, m)
+	case *remoteBefore:
+		a.onRemoteBefore(c, m)
+	case *remoteAfter:
+		a.onRemoteAfter(c, m)
 	case *actor.Stopping:
 		a.h.replies.Delete(a.inbox)
 		if a.stop != nil {
@@ -246,6 +255,9 @@ func (a *schedulerActor) onReport(c actor.Context, m *ToolReport) {
 	}
 	if m.Type == ReportReturned && m.ReturnBlob != nil {
 		a.resolveReturn(c, rc, *m)
+		return
+	}
+	if m.Type == ReportReturned && a.afterRemote(c, rc, m) {
 		return
 	}
 	c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: *m})
@@ -293,6 +305,9 @@ func (a *schedulerActor) send(c actor.Context) {
 	a.open++
 	var err error
 	if a.h.IsRemoteTool(call.Name) {
+		if a.beforeRemote(c, call) {
+			return // sent once the agent's hooks ran (onRemoteBefore)
+		}
 		err = a.sendRemote(c, call)
 	} else {
 		// A local tool runs in this process, which prepared the run; its
@@ -621,7 +636,7 @@ func (a *schedulerActor) cancelRemote(cancel bool) {
 func (a *schedulerActor) fail(c actor.Context, call ToolRequest, msg string) {
 	content, _ := json.Marshal(msg)
 	ret := toolsets.Return{CallID: call.CallID, ToolName: call.Name, Kind: toolsets.KindExecution, IsError: true,
-		Content: content, Control: &toolsets.Control{Message: msg}}
+		Content: content, Control: &toolsets.Control{Message: msg}, Hooks: a.beforeRecs[call.CallID]}
 	c.Send(a.parent, &toolMsg{runID: a.batch.runID, report: ToolReport{Type: ReportReturned, CallID: call.CallID, Tool: call.Name, Return: &ret}})
 	a.maybeDone(c)
 }

@@ -251,6 +251,9 @@ func (a *sessionActor) onExited(m *exitedReply) {
 		recs = append(recs, reportRecord(a.id, m.runID, rep, nil, nil, nil))
 	}
 	_ = a.appendSteps(recs...)
+	if m.handoff {
+		return // the run goes on with another agent
+	}
 	a.h.forgetRun(m.runID)
 	o := m.outcome
 	o.Version = a.st.Version

@@ -90,14 +90,24 @@ func (a *sessionActor) callModel(req *llm.Request) {
 		return
 	}
 	m.f = m.f.performed(effCallModel{req: req})
-	run, step, self, ctx, model, validators, session := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id
+	run, step, self, ctx, model, validators, session, spec := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id, m.spec
 	go func() {
+		req, amended, herr := runRequestHooks(ctx, spec.RequestHooks, req)
+		if herr != nil {
+			a.h.system.Root.Send(self, &modelReply{runID: run, step: step, capability: herr.Error()})
+			return
+		}
 		resp, err := a.h.askModel(ctx, model, session, req)
-		var rejected string
+		var rejected, capability string
 		if err == nil && resp != nil && len(resp.ToolCalls) == 0 {
 			rejected = validateOutput(ctx, validators, resp.Text)
+			if rejected == "" {
+				if herr := runCompleteHooks(ctx, spec.RunCompleteHooks, RunCompletion{Agent: spec.Name, SessionID: session, RunID: run, Output: resp.Text}); herr != nil {
+					capability = herr.Error()
+				}
+			}
 		}
-		a.h.system.Root.Send(self, &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected})
+		a.h.system.Root.Send(self, &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected, capability: capability, amended: amended})
 	}()
 }
 
@@ -157,16 +167,17 @@ func (a *sessionActor) endRun(cause error) {
 
 // mem returns the in-memory part of run r, creating it.
 func (a *sessionActor) mem(r *RunState) (*runMem, error) {
-	if a.run != nil && a.run.id == r.ID {
+	if a.run != nil && a.run.id == r.ID && a.run.spec.Name == r.Agent {
 		return a.run, nil
 	}
+	a.exitHandedOff(r)
 	a.endRun(errRunCancelled)
 	spec, ok := a.h.AgentVersion(r.Agent, runVersion(r))
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, r.Agent)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	m := &runMem{id: r.ID, spec: spec, entry: &runEntry{ctx: ctx, cancel: cancel, meta: r.Metadata}, meta: r.Metadata}
+	m := &runMem{id: r.ID, spec: spec, entry: &runEntry{ctx: ctx, cancel: cancel, meta: r.Metadata, hooks: spec.ToolHooks}, meta: r.Metadata}
 	m.lcs = append(slices.Clip(spec.lifecycles), a.h.runLifecycles(r.ID, spec.PrepareTimeout)...)
 	m.f = runFacts{run: r.ID, spec: spec, toolsets: len(m.lcs) > 0, prepStep: -1, inFlight: map[string]bool{}}
 	a.restoreSearch(m)

@@ -72,6 +72,15 @@ type AgentSpec struct {
 	OutputValidators []OutputValidator
 	// OutputRetries bounds the rejected outputs of a run (0: 2).
 	OutputRetries int
+	// ToolHooks are the agent's tool-execution hooks (toolsets.Hook):
+	// around every call of its tools, outermost, in this process for
+	// local and remote tools alike. See core_capability.go.
+	ToolHooks []toolsets.Hook
+	// RequestHooks see and may amend each model request before it is
+	// sent; RunCompleteHooks see each final output. A failing one fails
+	// the run with FailCapability. See core_capability.go.
+	RequestHooks     []RequestHook
+	RunCompleteHooks []RunCompleteHook
 
 	// lifecycles drive Toolsets, one per toolset, built by Register.
 	lifecycles []*toolsets.Lifecycle

@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/weft-run/weft/events"
@@ -115,9 +116,12 @@ type RunState struct {
 	// OutputRejections counts the final outputs an output validator
 	// rejected in this run.
 	OutputRejections int
-	Usage            events.Usage
-	Error            *events.ErrorInfo
-	CancelReason     string
+	// SubrunRequests counts the model requests of the run's sub-runs
+	// (the usage of deferred results), which count against Limits.Requests.
+	SubrunRequests int64
+	Usage          events.Usage
+	Error          *events.ErrorInfo
+	CancelReason   string
 	// Handlers are the error handlers the run's calls registered
 	// (core_handlers.go).
 	Handlers []*HandlerState
@@ -440,6 +444,10 @@ func (s *SessionState) apply(rec record) error {
 		}
 		c.Decision = &Decision{ID: c.ID, Action: act, By: d.By, Authenticated: d.Authenticated, Result: d.Return}
 		r.decided(c.Decision)
+		addUsage(&r.Usage, d.Usage)
+		if d.Usage != nil {
+			r.SubrunRequests += d.Usage.Requests
+		}
 	case events.TypeElicitationAnswered:
 		d, err := decode[events.ElicitationAnswered](rec)
 		if err != nil {
@@ -472,6 +480,23 @@ func (s *SessionState) apply(rec record) error {
 		}
 		r.Error = &d.Error
 		s.end(r, StatusFailed)
+	case events.TypeRunHandoff:
+		d, err := decode[events.RunHandoff](rec)
+		if err != nil {
+			return err
+		}
+		r.Agent = d.To
+		// The run goes on with the version of the new agent it recorded.
+		md := maps.Clone(r.Metadata)
+		if md == nil {
+			md = map[string]any{}
+		}
+		if d.Version != "" {
+			md[MetaAgentVersion] = d.Version
+		} else {
+			delete(md, MetaAgentVersion)
+		}
+		r.Metadata = md
 	case events.TypeRunCancelled:
 		d, err := decode[events.RunCancelled](rec)
 		if err != nil {

@@ -34,7 +34,8 @@ func (f *File) check() error {
 			}
 		}
 	}
-	return nil
+	_, err := f.agentToolOrder()
+	return err
 }
 
 func (f *File) checkModel(p, name, baseURL, keyEnv string) error {

@@ -28,5 +28,5 @@ agents:
 	fmt.Println(err)
 	// Output:
 	// local openai-compatible:llama3.1 5
-	// agents.yaml:9: agents[0].temprature: unknown field (known: name, description, model, instructions, settings, limits, toolsets, approval_required, trusted_tools, tool_timeout, tool_retries)
+	// agents.yaml:9: agents[0].temprature: unknown field (known: name, description, model, instructions, settings, limits, toolsets, approval_required, trusted_tools, tool_timeout, tool_retries, agent_tools)
 }

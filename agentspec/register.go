@@ -83,14 +83,27 @@ func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string]
 	if err != nil {
 		return nil, err
 	}
-	for i, a := range f.Agents {
+	order, err := f.agentToolOrder()
+	if err != nil {
+		return nil, err
+	}
+	registered := make([]*weft.Agent, len(f.Agents))
+	for _, i := range order {
+		a := f.Agents[i]
+		tools, err := f.agentTools(i, h)
+		if err != nil {
+			return nil, err
+		}
+		cfgs[i].Tools = append(cfgs[i].Tools, tools...)
 		agent, err := rt.NewAgent(a.Name, cfgs[i])
 		if err != nil {
 			return nil, f.registerError(i, err)
 		}
+		registered[i] = agent
 		h.Agents = append(h.Agents, agent)
 		h.versions[a.Name] = cfgs[i].Version
 	}
+	h.Agents = registered // in the file's order
 	return h, nil
 }
 

@@ -45,20 +45,36 @@ func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra
 	if err != nil {
 		return nil, ch, err
 	}
-	for i, a := range f.Agents {
+	// In agent-tool order (agenttools.go): the agents an agent calls as
+	// tools are hosted before it is built with them.
+	order, err := f.agentToolOrder()
+	if err != nil {
+		return nil, ch, err
+	}
+	hosted := make([]*weft.Agent, len(f.Agents))
+	for _, i := range order {
+		a := f.Agents[i]
 		if !slices.Contains(build, a.Name) {
-			h.Agents = append(h.Agents, prev.Agent(a.Name))
+			hosted[i] = prev.Agent(a.Name)
+			h.Agents = append(h.Agents, hosted[i])
 			h.versions[a.Name] = prev.versions[a.Name]
 			continue
 		}
+		tools, err := f.agentTools(i, h)
+		if err != nil {
+			return nil, ch, err
+		}
+		cfgs[i].Tools = append(cfgs[i].Tools, tools...)
 		agent, err := rt.NewAgentVersion(a.Name, cfgs[i])
 		if err != nil {
 			return nil, ch, f.registerError(i, err)
 		}
 		registered = append(registered, agent)
+		hosted[i] = agent
 		h.Agents = append(h.Agents, agent)
 		h.versions[a.Name] = cfgs[i].Version
 	}
+	h.Agents = hosted // in the file's order
 	for _, name := range ch.Removed {
 		if err := rt.RetireAgent(name); err != nil {
 			return nil, ch, &Error{File: f.name, Field: "agents", Msg: "retire agent " + name, Err: err}

@@ -39,6 +39,10 @@ type Agent struct {
 	// budget of tools that set none (AgentConfig.Timeout, MaxRetries).
 	ToolTimeout Duration `yaml:"tool_timeout" json:"tool_timeout,omitempty"`
 	ToolRetries *int     `yaml:"tool_retries" json:"tool_retries,omitempty"`
+	// AgentTools names agents of this file the agent may call as tools
+	// (weft.AgentTool): each call runs the named agent as a sub-run. An
+	// undeclared name, the agent itself or a cycle is refused.
+	AgentTools []string `yaml:"agent_tools" json:"agent_tools,omitempty"`
 }
 
 // Model is an agent's model, with its retries and fallbacks.

@@ -19,6 +19,7 @@ const (
 	TypeRunCompleted Type = "run.completed" // RunCompleted
 	TypeRunFailed    Type = "run.failed"    // RunFailed
 	TypeRunCancelled Type = "run.cancelled" // RunCancelled
+	TypeRunHandoff   Type = "run.handoff"   // RunHandoff
 
 	// Model calls.
 	TypeModelRequest  Type = "model.request"  // ModelRequest
@@ -118,6 +119,7 @@ var catalogue = map[Type]spec{
 	TypeRunCompleted: v1[RunCompleted](),
 	TypeRunFailed:    v1[RunFailed](),
 	TypeRunCancelled: v1[RunCancelled](),
+	TypeRunHandoff:   v1[RunHandoff](),
 
 	TypeModelRequest:  v1[ModelRequest](),
 	TypeModelResponse: v1[ModelResponse](),

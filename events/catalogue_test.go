@@ -23,6 +23,7 @@ var samples = map[events.Type]any{
 	events.TypeRunCompleted: events.RunCompleted{Output: json.RawMessage(`"sunny"`), Usage: &events.Usage{Requests: 2, InputTokens: 120, OutputTokens: 30}},
 	events.TypeRunFailed:    events.RunFailed{Error: events.ErrorInfo{Kind: "model", Message: "rate limited"}},
 	events.TypeRunCancelled: events.RunCancelled{Reason: "user", By: "alice"},
+	events.TypeRunHandoff:   events.RunHandoff{From: "triage", To: "billing", ToolCallID: "call-2"},
 
 	events.TypeModelRequest:  events.ModelRequest{Model: "m1", Messages: json.RawMessage(`[{"role":"user","text":"hi"}]`), Tools: []string{"search"}},
 	events.TypeModelResponse: events.ModelResponse{Model: "m1", Message: json.RawMessage(`{"role":"assistant"}`), FinishReason: "tool_calls", ToolCallIDs: []string{"call-1"}, Usage: &events.Usage{InputTokens: 10, Details: map[string]int64{"reasoning": 3}}},

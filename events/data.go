@@ -41,9 +41,29 @@ type RunStarted struct {
 	// Input is what the run was started with (canonical JSON).
 	Input       json.RawMessage `json:"input,omitempty"`
 	ParentRunID string          `json:"parent_run_id,omitempty"`
+	// ParentSessionID, ParentRunID, ParentToolCallID and Depth name the
+	// call of another run that started this one as a sub-run (an agent
+	// called as a tool): the parent's session, run and tool call, and how
+	// deep the run is under the root run (1: a child of a root run).
+	ParentSessionID  string `json:"parent_session_id,omitempty"`
+	ParentToolCallID string `json:"parent_tool_call_id,omitempty"`
+	Depth            int    `json:"depth,omitempty"`
 	// Metadata is the run's metadata (a JSON object) after the run-start
 	// hooks; tools see it in their context (optional).
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// RunHandoff (run.handoff) records that the model handed the rest of the
+// run over to another agent (a weft.Handoff tool): from the run.handoff
+// on, the run's model, tools and instructions are the To agent's.
+type RunHandoff struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// ToolCallID is the call of the handoff tool.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Version is the To agent's version the run goes on with (absent for
+	// an unversioned agent).
+	Version string `json:"version,omitempty"`
 }
 
 // RunWaiting (run.waiting) records that a run paused until approvals or
@@ -104,6 +124,17 @@ type ModelResponse struct {
 	// response's final text: the message the model gets as a retry
 	// prompt (optional).
 	OutputRejected string `json:"output_rejected,omitempty"`
+	// RequestAmended is set when model-request hooks changed the request
+	// before it was sent: the digests of the request's JSON before and
+	// after them (never the request itself; optional).
+	RequestAmended *Amendment `json:"request_amended,omitempty"`
+}
+
+// Amendment records that hooks changed a value, by the "sha256:<hex>"
+// digests of its JSON before and after.
+type Amendment struct {
+	DigestBefore string `json:"digest_before"`
+	DigestAfter  string `json:"digest_after"`
 }
 
 // ToolRequested (tool.requested) records a tool call the model asked for.
@@ -242,6 +273,9 @@ type DeferredResolved struct {
 	By string `json:"by,omitempty"`
 	// Authenticated is ApprovalDecided's: By is an authenticated principal.
 	Authenticated bool `json:"authenticated,omitempty"`
+	// Usage is the usage of the work that produced the result (a
+	// sub-run's), added to the run's (optional).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ToolsetInitialized (toolset.initialized) records that a toolset started

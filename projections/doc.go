@@ -20,7 +20,10 @@
 //   - Queue: the HITL queue across sessions, every pending approval and
 //     deferred call with tool, arguments, reason and age at an injected
 //     clock (WithClock). A refused resume (decision.refused) leaves the
-//     queue as it was: the items it named still wait.
+//     queue as it was: the items it named still wait. A sub-run's item
+//     (an agent called as a tool) carries its chain of parent calls.
+//   - Tree: every run with the sub-runs it started (run.started's parent
+//     fields), nested, and their statuses; weft show prints a session's.
 //   - Audit: per session, one line per event: time, type, call id, tool and
 //     kind or outcome; a refused resume's line says who tried, the refusal's
 //     code and why, so the timeline shows attempted decisions too.

@@ -3,6 +3,7 @@ package projections
 import (
 	"io"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/weft-run/weft/events"
@@ -15,6 +16,16 @@ type QueueItem struct {
 	// whole milliseconds (AgeMillis) and as a Go duration string (Age).
 	AgeMillis int64  `json:"age_ms"`
 	Age       string `json:"age"`
+	// Parents is the chain of calls above the item's run when it is a
+	// sub-run (an agent called as a tool), the root run's first: decide
+	// the item on its own session; its run's end resumes the parents.
+	Parents []ParentCall `json:"parents,omitempty"`
+}
+
+// ParentCall is a parent run's tool call that started a sub-run.
+type ParentCall struct {
+	RunRef
+	ToolCallID string `json:"tool_call_id"`
 }
 
 // Queue is the HITL-queue projection: every pending approval
@@ -28,6 +39,7 @@ type Queue struct {
 	now     func() time.Time
 	items   map[queueKey]PendingItem
 	suspend map[queueKey]string // reason of a call's suspending return
+	parents map[RunRef]ParentCall
 }
 
 type queueKey struct{ session, call string }
@@ -42,7 +54,7 @@ func WithClock(now func() time.Time) QueueOption { return func(q *Queue) { q.now
 
 // NewQueue returns an empty HITL queue.
 func NewQueue(opts ...QueueOption) *Queue {
-	q := &Queue{now: time.Now, items: map[queueKey]PendingItem{}, suspend: map[queueKey]string{}}
+	q := &Queue{now: time.Now, items: map[queueKey]PendingItem{}, suspend: map[queueKey]string{}, parents: map[RunRef]ParentCall{}}
 	for _, o := range opts {
 		o(q)
 	}
@@ -57,6 +69,7 @@ func (q *Queue) Reset() {
 	q.pos = 0
 	q.items = map[queueKey]PendingItem{}
 	q.suspend = map[queueKey]string{}
+	q.parents = map[RunRef]ParentCall{}
 }
 
 // Items returns the pending items in request order (log position), aged
@@ -67,7 +80,7 @@ func (q *Queue) Items() []QueueItem {
 	out := make([]QueueItem, len(pend))
 	for i, p := range pend {
 		age := max(now.Sub(p.RequestedAt), 0)
-		out[i] = QueueItem{PendingItem: p, AgeMillis: age.Milliseconds(), Age: age.Round(time.Millisecond).String()}
+		out[i] = QueueItem{PendingItem: p, AgeMillis: age.Milliseconds(), Age: age.Round(time.Millisecond).String(), Parents: q.chain(RunRef{p.SessionID, p.RunID})}
 	}
 	return out
 }
@@ -82,6 +95,10 @@ func (q *Queue) Apply(ev Decoded) error {
 	}
 	k := queueKey{ev.SessionID, ev.ToolCallID}
 	switch d := ev.Data.(type) {
+	case events.RunStarted:
+		if d.ParentSessionID != "" {
+			q.parents[RunRef{ev.SessionID, ev.RunID}] = ParentCall{RunRef: RunRef{d.ParentSessionID, d.ParentRunID}, ToolCallID: d.ParentToolCallID}
+		}
 	case events.ToolReturned:
 		if r := ev.suspendReason(d.Return); r != "" {
 			q.suspend[k] = r
@@ -113,4 +130,20 @@ func (q *Queue) Apply(ev Decoded) error {
 	}
 	q.pos = ev.Position
 	return nil
+}
+
+// chain returns the calls above run ref, the root's first (nil for a root
+// run).
+func (q *Queue) chain(ref RunRef) []ParentCall {
+	var out []ParentCall
+	for range len(q.parents) {
+		p, ok := q.parents[ref]
+		if !ok {
+			break
+		}
+		out = append(out, p)
+		ref = p.RunRef
+	}
+	slices.Reverse(out)
+	return out
 }

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/weft-run/weft/events"
+)
 
 // The session commands: the bodies of <root>.cmd.session.<id>.<verb> and
 // of their replies, spoken by clients (weft decide, the facade of another
@@ -72,6 +76,10 @@ type Decision struct {
 	// {"error": message, "details": Result}. For an answer it is the
 	// answer: {"action": "accept"|"decline"|"cancel", "content": {…}}.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Usage is the usage of the work that produced a deferred call's
+	// result (a sub-run's), added to the run's usage and counted against
+	// its limits (optional; no field may be negative).
+	Usage *events.Usage `json:"usage,omitempty"`
 }
 
 // The decision actions.

@@ -24,11 +24,7 @@ func (r *Registry) CheckArguments(name string, args json.RawMessage) error {
 	if e == nil {
 		return fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
-	decoded, ia := decodeArguments(args)
-	if ia == nil {
-		ia = e.validator.validate(decoded)
-	}
-	if ia != nil {
+	if _, ia := e.check(args); ia != nil {
 		return ia
 	}
 	return nil

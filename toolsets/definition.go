@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -91,6 +92,32 @@ type Definition struct {
 	MaxRetries *int `json:"max_retries,omitempty"`
 	// Visibility is the tool's scope; the zero value is [Visible].
 	Visibility Visibility `json:"visibility"`
+
+	// Extras holds what the tool carries that is not data: its hooks and
+	// argument validators ([HookTool], [HookToolset], [ValidateArguments]).
+	// They follow the definition through wrappers and never cross a
+	// process boundary (a remote tool's run on its worker). Nil for none;
+	// never changed once set (each wrapper sets a new one).
+	Extras *Extras `json:"-"`
+}
+
+// Extras are the hooks and argument validators of a [Definition].
+type Extras struct {
+	toolHooks    []Hook
+	toolsetHooks []Hook
+	validators   []ArgumentValidator
+}
+
+// extras returns a copy of d's extras to change.
+func (d Definition) extras() *Extras {
+	if d.Extras == nil {
+		return &Extras{}
+	}
+	x := *d.Extras
+	x.toolHooks = slices.Clip(x.toolHooks)
+	x.toolsetHooks = slices.Clip(x.toolsetHooks)
+	x.validators = slices.Clip(x.validators)
+	return &x
 }
 
 // Clone returns a copy of d that shares no maps or slices with it.

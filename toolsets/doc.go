@@ -33,6 +33,16 @@
 // attempt ([ToolContext.Attempt]) and the run's model retries of it
 // ([ToolContext.ModelRetries]) in its [ToolContext].
 //
+// # Hooks and argument validators
+//
+// A [Hook] runs around every call of the tools it applies to: registered
+// on the registry ([WithHooks], the agent's), a toolset ([HookToolset]) or
+// a tool ([HookTool]), once per call around its internal retries. Hooks
+// may rewrite arguments and successful returns, refuse calls, but never
+// change a return's control flow; what they did is recorded in
+// [Return.Hooks] as digests. [ValidateArguments] adds validators that run
+// after the schema, in order.
+//
 // # Toolsets
 //
 // A [Toolset] groups tools and instructions. [New] builds a static one,

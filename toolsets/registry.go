@@ -70,6 +70,7 @@ const DefaultMaxRetries = 2
 type Registry struct {
 	defaultTimeout    time.Duration
 	defaultMaxRetries int
+	hooks             []Hook // agent-level hooks (WithHooks)
 
 	mu           sync.RWMutex
 	entries      map[string]*entry
@@ -87,6 +88,7 @@ type entry struct {
 	timeout    time.Duration
 	limit      TimeoutLimit // where timeout was set
 	maxRetries int
+	hooks      []levelHook // agent, toolset, tool: before order
 }
 
 // RegistryOption configures a [Registry].
@@ -196,6 +198,7 @@ func (r *Registry) add(entries []*entry, instructions []Instruction, info Toolse
 		case info.MaxRetries != nil:
 			e.maxRetries = max(*info.MaxRetries, 0)
 		}
+		e.hooks = entryHooks(r.hooks, e.def)
 		r.entries[e.def.Name] = e
 		r.order = append(r.order, e)
 	}
@@ -299,6 +302,33 @@ func (r *Registry) Call(ctx context.Context, inv Invocation) Return {
 	if refused {
 		return ret
 	}
+	if len(e.hooks) == 0 {
+		return r.run(ctx, e, inv, args, live, ret)
+	}
+	call := HookCall{CallID: inv.CallID, ToolName: inv.Name, RunID: inv.RunID, SessionID: inv.SessionID, Caller: inv.Caller, Arguments: args, Metadata: inv.Metadata}
+	args, recs, err := runBefore(ctx, e.hooks, call, func(a json.RawMessage) *InvalidArgumentsError {
+		_, ia := e.check(a)
+		return ia
+	})
+	if err != nil {
+		ret = ret.fromError(outcome{err: err})
+		ret.Hooks = recs
+		return ret
+	}
+	if len(recs) > 0 {
+		// The validators may have normalised the rewrite.
+		args, _ = e.check(args)
+	}
+	// A rewrite is validated, not converted again: the live values bound
+	// by the conversion of the call's own arguments stay.
+	ret = r.run(ctx, e, inv, args, live, ret)
+	ret.Hooks = append(recs, ret.Hooks...)
+	call.Arguments = args
+	return runAfter(ctx, e.hooks, call, ret)
+}
+
+// run makes the attempts of an admitted call.
+func (r *Registry) run(ctx context.Context, e *entry, inv Invocation, args json.RawMessage, live map[string]any, ret Return) Return {
 	for attempt := 1; ; attempt++ {
 		if ctx.Err() != nil {
 			return ret.fromError(outcome{err: endedError(ctx)})
@@ -353,7 +383,8 @@ func (r *Registry) admit(inv Invocation) (e *entry, args json.RawMessage, live m
 		}
 	}
 	if ia == nil {
-		ia = e.validator.validate(decoded)
+		// The schema, then the argument validators (argvalidate.go).
+		args, ia = e.checkDecoded(args, decoded)
 	}
 	if ia != nil {
 		return e, args, nil, ret.control(KindInvalidArguments, &Control{Message: ia.Message, Field: ia.Field, HowToFix: ia.HowToFix}), true

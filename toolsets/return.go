@@ -44,6 +44,9 @@ type Return struct {
 	// PrivateMetadata is debug evidence (panic stacks, host-only trace ids).
 	// Never model-facing, never in Metadata.
 	PrivateMetadata map[string]any `json:"private_metadata,omitempty"`
+	// Hooks records what the call's hooks did, when they did anything:
+	// stage, hook, action and digests, never values (see [Hook]).
+	Hooks []HookRecord `json:"hooks,omitempty"`
 
 	// Value is the live Go value the tool returned (the Result's AppValue,
 	// else its Content), for in-process application code. It is not encoded.

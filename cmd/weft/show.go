@@ -25,8 +25,8 @@ usage, what it waits for, its toolsets and its messages.`, stderr)
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
-		archive := projections.NewArchive()
-		if _, err := s.build(ctx, archive); err != nil {
+		archive, tree := projections.NewArchive(), projections.NewTree()
+		if _, err := s.build(ctx, archive, tree); err != nil {
 			return err
 		}
 		id, err := resolveID("session", id, archive.Sessions())
@@ -41,6 +41,7 @@ usage, what it waits for, its toolsets and its messages.`, stderr)
 			return output.write(stdout, a)
 		}
 		printArchive(stdout, a, *messages)
+		printTree(stdout, tree.Session(id))
 		return nil
 	})
 }

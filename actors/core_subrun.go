@@ -1,0 +1,118 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/weft-run/weft/events"
+)
+
+// MetaParent is the run-metadata key under which a sub-run (an agent
+// called as a tool of another run) names its parent: a ParentRef. The
+// session core copies it into run.started's parent fields.
+const MetaParent = "weft.parent"
+
+// ParentRef names the tool call of a parent run that started a sub-run.
+type ParentRef struct {
+	SessionID  string `json:"session_id"`
+	RunID      string `json:"run_id"`
+	ToolCallID string `json:"tool_call_id"`
+	// Depth is the sub-run's depth under the root run (1: a child of a
+	// root run).
+	Depth int `json:"depth"`
+}
+
+// parentOf reads the ParentRef of run metadata md (zero when it has none
+// or it does not decode).
+func parentOf(md map[string]any) ParentRef {
+	v, ok := md[MetaParent]
+	if !ok {
+		return ParentRef{}
+	}
+	return ParentFrom(v)
+}
+
+// ParentFrom reads a ParentRef from the value of run metadata MetaParent
+// (zero when it does not decode).
+func ParentFrom(v any) ParentRef {
+	var p ParentRef
+	switch x := v.(type) {
+	case ParentRef:
+		return x
+	case *ParentRef:
+		if x != nil {
+			return *x
+		}
+		return ParentRef{}
+	default:
+		b, err := json.Marshal(x)
+		if err != nil || json.Unmarshal(b, &p) != nil {
+			return ParentRef{}
+		}
+	}
+	return p
+}
+
+// ParentOf returns the parent of a run with metadata md, and whether it
+// is a sub-run.
+func ParentOf(md map[string]any) (ParentRef, bool) {
+	p := parentOf(md)
+	return p, p.SessionID != ""
+}
+
+// fill sets the parent fields of run.started.
+func (p ParentRef) fill(d *events.RunStarted) {
+	if p.SessionID == "" {
+		return
+	}
+	d.ParentSessionID, d.ParentRunID, d.ParentToolCallID, d.Depth = p.SessionID, p.RunID, p.ToolCallID, p.Depth
+}
+
+// OnSettled registers fn to hear every outcome this host tells its
+// watchers (a run waiting, or ended), on whichever node settles it. fn is
+// called on the session actor's goroutine: it must not block (start its
+// work with Go).
+func (h *Host) OnSettled(fn func(Outcome)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.observers = append(h.observers, fn)
+}
+
+// Go runs fn in a goroutine that Close waits for; ctx ends when Close
+// begins.
+func (h *Host) Go(fn func(ctx context.Context)) {
+	h.background(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-h.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		fn(ctx)
+	})
+}
+
+// Logger returns the host's logger.
+func (h *Host) Logger() *slog.Logger { return h.log }
+
+// addUsage adds the usage of a deferred result (a sub-run's) to u.
+func addUsage(u *events.Usage, add *events.Usage) {
+	if add == nil {
+		return
+	}
+	u.Requests += add.Requests
+	u.InputTokens += add.InputTokens
+	u.OutputTokens += add.OutputTokens
+	u.CacheReadTokens += add.CacheReadTokens
+	u.CacheWriteTokens += add.CacheWriteTokens
+	u.ToolCalls += add.ToolCalls
+}
+
+// negativeUsage reports whether a field of u is negative.
+func negativeUsage(u events.Usage) bool {
+	return u.Requests < 0 || u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 || u.ToolCalls < 0
+}

@@ -1,0 +1,283 @@
+package weft
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/events"
+)
+
+// subruns delivers the ends of sub-runs (AgentTool) to their parents and
+// cancels the children of ended parents. Delivery is idempotent and comes
+// three ways: push (a child's end, heard on the node that settles it),
+// pull (a parent that starts waiting looks at its children: they may have
+// ended first) and a scan at Recover (what a dead process did not
+// deliver). Nothing waits in memory for a child.
+type subruns struct {
+	rt *Runtime
+
+	mu    sync.Mutex
+	tools map[string]bool // the names of agent tools registered on the runtime
+}
+
+// subs returns the runtime's sub-run deliverer, listening from the first
+// call on.
+func (rt *Runtime) subs() *subruns {
+	rt.subOnce.Do(func() {
+		s := &subruns{rt: rt, tools: map[string]bool{}}
+		rt.host.OnSettled(s.settled)
+		rt.sub.Store(s)
+	})
+	return rt.sub.Load()
+}
+
+func (s *subruns) addTool(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tools[name] = true
+}
+
+func (s *subruns) isTool(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools[name]
+}
+
+// settled hears every outcome the host tells: it must not block.
+func (s *subruns) settled(o actors.Outcome) {
+	host := s.rt.host
+	if p, ok := actors.ParentOf(o.Metadata); ok && o.Status.Ended() {
+		host.Go(func(ctx context.Context) { s.settleParent(ctx, p.SessionID, p.RunID) })
+	}
+	if o.Status == actors.StatusWaiting && hasSubrun(o.Pending) {
+		host.Go(func(ctx context.Context) { s.settleParent(ctx, o.SessionID, o.RunID) })
+	}
+	if o.Status == actors.StatusCancelled || o.Status == actors.StatusFailed {
+		host.Go(func(ctx context.Context) { s.cancelChildren(ctx, o.SessionID, o.RunID, string(o.Status)) })
+	}
+}
+
+// subrunRef is the child a parent's call waits for (MetaSubrun).
+type subrunRef struct {
+	SessionID string `json:"session_id"`
+	RunID     string `json:"run_id"`
+	Agent     string `json:"agent"`
+	Depth     int    `json:"depth"`
+}
+
+// subrunOf reads the child a pending item or return waits for.
+func subrunOf(md map[string]any) (subrunRef, bool) {
+	v, ok := md[MetaSubrun]
+	if !ok {
+		return subrunRef{}, false
+	}
+	b, err := json.Marshal(v)
+	var r subrunRef
+	if err != nil || json.Unmarshal(b, &r) != nil || r.SessionID == "" || r.RunID == "" {
+		return subrunRef{}, false
+	}
+	return r, true
+}
+
+func hasSubrun(items []actors.PendingItem) bool {
+	for _, it := range items {
+		if _, ok := subrunOf(it.Metadata); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// settleParent resumes parent run run of session with the ends of its
+// children once all the sub-runs it waits for have ended. It does nothing
+// when the run is not waiting, waits for an item that is not a sub-run
+// (a person decides that resume), or has a child still going; a resume
+// another delivery made first is refused and ignored.
+func (s *subruns) settleParent(ctx context.Context, session, run string) {
+	host := s.rt.host
+	st, err := host.ReadSession(ctx, session)
+	if err != nil {
+		return
+	}
+	r := st.Runs[run]
+	if r == nil || r.Status != actors.StatusWaiting {
+		return
+	}
+	var ds []actors.Decision
+	for _, it := range r.Pending() {
+		ref, ok := subrunOf(it.Metadata)
+		if !ok {
+			return
+		}
+		d, usage, ended := s.childEnd(ctx, session, run, it.ID, ref)
+		if !ended {
+			return
+		}
+		cd := d.command()
+		cd.Usage = usage // the child's usage counts against the parent's limits
+		ds = append(ds, cd)
+	}
+	if len(ds) == 0 {
+		return
+	}
+	_, err = host.Command(ctx, session, actors.VerbResume, actors.ResumeCommand{RunID: run, Decisions: ds})
+	if err != nil && !errors.Is(err, actors.ErrAlreadyDecided) && !errors.Is(err, actors.ErrNotWaiting) && ctx.Err() == nil {
+		s.rt.host.Logger().Warn("deliver the end of sub-runs", "session", session, "run", run, "err", err)
+	}
+}
+
+// endedDecisions returns the decisions that settle the items of waiting
+// run r that wait for sub-runs which have ended, except those decided
+// already: a person's resume of a parent's own items carries them.
+func (s *subruns) endedDecisions(ctx context.Context, session string, r *actors.RunState, decided []actors.Decision) []actors.Decision {
+	have := map[string]bool{}
+	for _, d := range decided {
+		have[d.ID] = true
+	}
+	var out []actors.Decision
+	for _, it := range r.Pending() {
+		ref, ok := subrunOf(it.Metadata)
+		if !ok || have[it.ID] {
+			continue
+		}
+		if d, usage, ended := s.childEnd(ctx, session, r.ID, it.ID, ref); ended {
+			cd := d.command()
+			cd.Usage = usage
+			out = append(out, cd)
+		}
+	}
+	return out
+}
+
+// childEnd returns the decision that settles call of the parent with the
+// end of child ref, and whether the child has ended. A child run that does
+// not name this call as its parent fails the call. usage is the child's.
+func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref subrunRef) (d Decision, usage *events.Usage, ended bool) {
+	cst, err := s.rt.host.ReadSession(ctx, ref.SessionID)
+	if err != nil {
+		return Decision{}, nil, false
+	}
+	cr := cst.Runs[ref.RunID]
+	if cr == nil {
+		return Decision{}, nil, false
+	}
+	details := map[string]any{"session_id": ref.SessionID, "run_id": ref.RunID, "agent": ref.Agent}
+	if p, _ := actors.ParentOf(cr.Metadata); p.SessionID != session || p.RunID != run || p.ToolCallID != call {
+		return FailWith(call, subrunBy, "the child session's run is not a sub-run of this call", details), nil, true
+	}
+	u := cr.Usage
+	u.Details = nil
+	switch cr.Status {
+	case actors.StatusCompleted:
+		return Complete(call, subrunBy, cr.Output), &u, true
+	case actors.StatusFailed:
+		kind, msg := "", ""
+		if cr.Error != nil {
+			kind, msg = cr.Error.Kind, cr.Error.Message
+		}
+		details["kind"], details["message"] = kind, msg
+		return FailWith(call, subrunBy, fmt.Sprintf("the sub-run of agent %q failed (%s): %s", ref.Agent, kind, msg), details), &u, true
+	case actors.StatusCancelled:
+		details["kind"], details["message"] = "cancelled", cr.CancelReason
+		return FailWith(call, subrunBy, fmt.Sprintf("the sub-run of agent %q was cancelled: %s", ref.Agent, cr.CancelReason), details), &u, true
+	}
+	return Decision{}, nil, false
+}
+
+// cancelChildren cancels the children of run of session that have not
+// ended: the run ended as status.
+func (s *subruns) cancelChildren(ctx context.Context, session, run, status string) {
+	st, err := s.rt.host.ReadSession(ctx, session)
+	if err != nil {
+		return
+	}
+	r := st.Runs[run]
+	if r == nil {
+		return
+	}
+	// The children's ids derive from the calls (childIDs); a cancelled
+	// call's return no longer names its child.
+	for _, c := range r.Batch {
+		if s.isTool(c.Tool) {
+			child, childRun := childIDs(session, run, c.ID)
+			s.cancelChild(ctx, child, childRun, "the parent run was "+status)
+		}
+	}
+}
+
+// cancelChild cancels child run run of session unless it has ended.
+func (s *subruns) cancelChild(ctx context.Context, session, run, reason string) {
+	_, err := s.rt.host.Command(ctx, session, actors.VerbCancel, actors.CancelCommand{RunID: run, By: "weft.parent", Reason: reason})
+	if err != nil && !errors.Is(err, actors.ErrRunEnded) && !errors.Is(err, actors.ErrUnknownRun) && ctx.Err() == nil {
+		s.rt.host.Logger().Warn("cancel a sub-run", "session", session, "run", run, "err", err)
+	}
+}
+
+// fanOutIndex returns the position (from 1) of call among the calls of
+// agent tools in the current response of the parent run.
+func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (int, error) {
+	st, err := s.rt.host.ReadSession(ctx, session)
+	if err != nil {
+		return 0, fmt.Errorf("read the parent session: %w", err)
+	}
+	r := st.Runs[run]
+	if r == nil {
+		return 1, nil
+	}
+	n := 0
+	for _, c := range r.Batch {
+		if s.isTool(c.Tool) {
+			n++
+		}
+		if c.ID == call {
+			return n, nil
+		}
+	}
+	return n + 1, nil
+}
+
+// recoverScan delivers what a dead process left undelivered: it settles
+// every parent whose children have all ended and cancels the children of
+// ended parents (orphans). It reads the whole log, so Recover runs it only
+// when the runtime has agent tools.
+func (s *subruns) recoverScan(ctx context.Context) error {
+	type runKey struct{ session, run string }
+	ended := map[runKey]bool{}
+	children := map[runKey]actors.ParentRef{}
+	for ev, err := range s.rt.store.ReadAll(ctx, 0) {
+		if err != nil {
+			var poison *events.PoisonError
+			if errors.As(err, &poison) {
+				continue
+			}
+			return err
+		}
+		switch ev.Type {
+		case events.TypeRunStarted:
+			var d events.RunStarted
+			if json.Unmarshal(ev.Data, &d) == nil && d.ParentSessionID != "" {
+				children[runKey{ev.SessionID, ev.RunID}] = actors.ParentRef{SessionID: d.ParentSessionID, RunID: d.ParentRunID, ToolCallID: d.ParentToolCallID, Depth: d.Depth}
+			}
+		case events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
+			ended[runKey{ev.SessionID, ev.RunID}] = true
+		}
+	}
+	parents := map[runKey]bool{}
+	for child, p := range children {
+		pk := runKey{p.SessionID, p.RunID}
+		switch {
+		case ended[pk] && !ended[child]:
+			s.cancelChild(ctx, child.session, child.run, "the parent run has ended")
+		case !ended[pk]:
+			parents[pk] = true
+		}
+	}
+	for pk := range parents {
+		s.settleParent(ctx, pk.session, pk.run)
+	}
+	return nil
+}
