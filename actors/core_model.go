@@ -43,7 +43,7 @@ func (k core) requestModel(r *RunState, spec *AgentSpec, reports []record) decis
 	} else {
 		added = conv
 	}
-	msgs, err := json.Marshal(added)
+	msgs, err := encodeMessages(added)
 	if err != nil {
 		return k.fail(r, FailInternal, "encode messages: "+err.Error())
 	}
@@ -94,7 +94,7 @@ func (k core) modelReply(mr *modelReply) decision {
 	usage.CacheReadTokens += resp.Usage.CacheReadTokens
 	usage.CacheWriteTokens += resp.Usage.CacheWriteTokens
 	message := resp.Message()
-	msg, err := json.Marshal(message)
+	msg, err := message.MarshalJSON() // compact and escaped as json.Marshal writes it
 	if err != nil {
 		return k.fail(r, FailInternal, "encode response: "+err.Error()).with(f)
 	}
@@ -113,7 +113,8 @@ func (k core) modelReply(mr *modelReply) decision {
 			CacheReadTokens: ru.CacheReadTokens, CacheWriteTokens: ru.CacheWriteTokens},
 		Attempts: resp.Attempts, OutputRejected: mr.rejected, RequestAmended: mr.amended})
 	respRec.extra = message
-	recs := []record{respRec}
+	recs := make([]record, 1, len(resp.ToolCalls)+3) // the response, its calls, the usage, an end
+	recs[0] = respRec
 	snapshot := func(u events.Usage) record {
 		return newRecord(events.TypeUsageSnapshot, k.session, r.ID, "", events.UsageSnapshot{Scope: "run", Usage: u})
 	}
@@ -171,4 +172,25 @@ func (k core) prepared(p *preparedReply, search []record) decision {
 		return k.requestModel(r, f.spec, reports).with(f)
 	}
 	return decision{recs: reports, split: true, carryOn: true}.with(f)
+}
+
+// encodeMessages is json.Marshal of ms, without its second pass over
+// what llm.Message.MarshalJSON wrote (compact and escaped already).
+func encodeMessages(ms []llm.Message) ([]byte, error) {
+	if ms == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 128*len(ms)+2)
+	b = append(b, '[')
+	for i, m := range ms {
+		mb, err := m.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, mb...)
+	}
+	return append(b, ']'), nil
 }

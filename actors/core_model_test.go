@@ -161,3 +161,25 @@ func TestCorePrepared(t *testing.T) {
 		})
 	}
 }
+
+// encodeMessages writes what json.Marshal writes.
+func TestEncodeMessagesIsJSONMarshal(t *testing.T) {
+	for i, ms := range [][]llm.Message{
+		nil,
+		{},
+		{llm.UserMessage("a <b> & \"c\" \u2028")},
+		{llm.UserMessage("x"), {Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text{Text: "<t>"}, llm.ToolCall{ID: "c", Name: "n", Arguments: []byte(`{"h":"<&>"}`)}}}},
+	} {
+		got, err := encodeMessages(ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("case %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}

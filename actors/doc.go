@@ -6,8 +6,9 @@
 //   - Session actor (one per session, in the process that received a
 //     command for it): its state is only the fold of its stream
 //     (SessionState.Apply). It appends every change with the state's
-//     version as the expected version, then applies it, then acts; it is
-//     the only writer of its stream. It is a thin shell (session*.go)
+//     version as the expected version, then applies it (a fused append
+//     is applied first, see Appends), then acts; it is the only writer of
+//     its stream. It is a thin shell (session*.go)
 //     around the session core (core*.go), a pure decider: given the
 //     state, the in-process facts of the active run that the log does not
 //     hold (runFacts: the prepared inventory, whether a preparation, a
@@ -248,6 +249,27 @@
 //     on a single-replica file stream) a pipeline of fenced single-event
 //     publishes with one wait for their acknowledgements, one round trip
 //     per step, which may store a prefix only; on the others one append.
+//
+// Fused appends (session_fuse.go): a decision that only appends events
+// the run carries on from at once (split, or a single event; its only
+// effect the answer to a command) is applied to the state before its
+// append, and its events go in the same events.AppendSteps as the next
+// decision's. A one-call run appends [run.started, model.request],
+// [model.response, tool.requested, usage.snapshot], [tool.started,
+// tool.returned, model.request] (tool.started alone when the actor reads
+// it before the call returns) and [model.response, usage.snapshot,
+// run.completed]: four or five round trips on JetStream instead of six.
+// The trade-off: nothing leaves the actor before the held events are
+// stored (every effect but a preparation of loose tools, which the actor
+// builds itself, appends them first, and so does the end of each message),
+// and a command is answered once the fused append is acknowledged, with
+// the version after its own events. When the fused append fails, the
+// actor reads its stream again (JetStream may have stored a prefix; the
+// held events are applied already) and answers the held command with the
+// error: a start so refused is retried by its caller with its run id,
+// which is idempotent (TestFusedAppendFailure). A store refusing the
+// fused append as too large gets the held events alone, then the rest.
+// An all-or-nothing append of several events is never fused.
 //
 // A step that stopped part way (the process died, or an append
 // failed) is completed from the state before anything else happens: the

@@ -3,8 +3,6 @@ package actors
 import (
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/weft-run/weft/events"
 )
 
@@ -37,7 +35,7 @@ func newRecord(t events.Type, session, run, call string, data any) record {
 	// Time and SchemaVersion are set here, not left to the store, so that
 	// the events the host publishes are the ones stored.
 	sv, _ := t.SchemaVersion()
-	return record{Event: events.Event{ID: uuid.Must(uuid.NewV7()), Type: t, SchemaVersion: sv, Time: time.Now().UTC(),
+	return record{Event: events.Event{ID: events.NewID(), Type: t, SchemaVersion: sv, Time: time.Now().UTC(),
 		SessionID: session, RunID: run, ToolCallID: call, Data: b}, data: data}
 }
 

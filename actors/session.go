@@ -46,6 +46,10 @@ type sessionActor struct {
 	// other message.
 	queued   []record
 	flushing bool
+	// pend are events applied ahead of their append, to go in the next
+	// one (see session_fuse.go); always appended before Receive returns.
+	pend  *pendingAppend
+	spare *pendingAppend // a used one, for the next hold
 	// down: an append found another writer's events (the fence); the
 	// actor stands down and appends nothing more (see "Ownership").
 	down bool
@@ -94,6 +98,7 @@ func newSessionActor(h *Host, id string) *sessionActor {
 func (a *sessionActor) Receive(c actor.Context) {
 	a.touch(c.Message())
 	defer a.armIdle(c.Self())
+	defer a.flushHeld()
 	if a.passivated {
 		a.redeliver(c.Message())
 		return
@@ -165,6 +170,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 	case *idleCheck:
 		a.onIdleCheck(c)
 	case *actor.Stopping:
+		a.flushHeld()
 		defer a.store.release()
 		a.stopIdle()
 		a.refuseHeld()
@@ -199,6 +205,14 @@ func (a *sessionActor) do(c actor.Context, d decision, cmd *command) {
 		a.queue(c, d.recs)
 		return
 	}
+	if a.fusable(d) {
+		if err := a.hold(d, cmd); err != nil {
+			a.replyFailed(d, cmd, err)
+			return
+		}
+		a.advance(c)
+		return
+	}
 	if len(d.recs) > 0 {
 		var err error
 		if d.split {
@@ -207,15 +221,18 @@ func (a *sessionActor) do(c actor.Context, d decision, cmd *command) {
 			err = a.append(d.recs...)
 		}
 		if err != nil {
-			for _, e := range d.effects {
-				if _, ok := e.(effReply); ok {
-					a.reply(cmd, effReply{err: err})
-				}
-			}
+			a.replyFailed(d, cmd, err)
 			return
 		}
 	}
 	for _, e := range d.effects {
+		if a.pend != nil && !a.inPlace(e) {
+			// Nothing leaves the actor before the held events are stored.
+			if err := a.flushPending(); err != nil {
+				a.replyFailed(d, cmd, err)
+				return
+			}
+		}
 		a.perform(c, e, cmd)
 	}
 	if d.carryOn {

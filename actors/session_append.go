@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,10 +18,8 @@ import (
 // ErrInternal when the fold refuses the stream, ErrInternal and
 // ErrSessionDamaged when the stream holds poison or the store is damaged.
 func (a *sessionActor) load() error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
 	st := NewSessionState(a.id)
-	evs, err := a.h.cfg.Store.ReadStream(ctx, a.stream, 0)
+	evs, err := a.h.cfg.Store.ReadStream(a.store.get(), a.stream, 0)
 	switch {
 	case errors.Is(err, events.ErrStreamNotFound):
 		evs = nil // a new session
@@ -64,21 +61,23 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 	if a.st == nil {
 		return fmt.Errorf("%w: session state not loaded", ErrUnavailable)
 	}
-	// The runs recs touch (almost always one) and their statuses before.
-	type runStatus struct {
-		id string
-		st RunStatus
+	p := a.pend
+	if p != nil && !steps && len(recs) > 1 {
+		// All or nothing cannot share a pipeline with other steps.
+		if err := a.flushPending(); err != nil {
+			return err
+		}
+		p = nil
 	}
-	var before []runStatus
-	for _, rec := range recs {
-		if slices.ContainsFunc(before, func(b runStatus) bool { return b.id == rec.RunID }) {
-			continue
-		}
-		b := runStatus{id: rec.RunID}
-		if r := a.st.Runs[rec.RunID]; r != nil {
-			b.st = r.Status
-		}
-		before = append(before, b)
+	var buf [2]runStatus
+	before := buf[:0]
+	if p != nil {
+		a.pend = nil
+		before = p.before
+	}
+	before = a.st.runStatuses(before, recs)
+	if p != nil {
+		return a.writeFused(p, before, steps, recs)
 	}
 	stream := a.stream
 	evs := make([]events.Event, len(recs))
@@ -132,6 +131,37 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 		a.observe(o, recs, time.Since(t0))
 	}
 	a.h.publish(recs)
+	a.settled(before)
+	return nil
+}
+
+// runStatus is a run's status before an append.
+type runStatus struct {
+	id string
+	st RunStatus
+}
+
+// runStatuses adds to before the runs recs touch (almost always one) that
+// it lacks, with their statuses now.
+func (s *SessionState) runStatuses(before []runStatus, recs []record) []runStatus {
+	for _, rec := range recs {
+		if slices.ContainsFunc(before, func(b runStatus) bool { return b.id == rec.RunID }) {
+			continue
+		}
+		b := runStatus{id: rec.RunID}
+		if r := s.Runs[rec.RunID]; r != nil {
+			b.st = r.Status
+		}
+		before = append(before, b)
+	}
+	return before
+}
+
+// settled acts on the runs of before whose status an append changed: it
+// exits the toolsets of a run that ended and tells the watchers of a run
+// that settled; it forgets the active run's memory once another run is
+// active.
+func (a *sessionActor) settled(before []runStatus) {
 	for _, b := range before {
 		r := a.st.Runs[b.id]
 		if r != nil && r.Status != b.st && r.Status.Settled() {
@@ -155,7 +185,6 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 	if ar := a.st.ActiveRun(); a.run != nil && (ar == nil || ar.ID != a.run.id) {
 		a.endRun(errRunCancelled)
 	}
-	return nil
 }
 
 // failTooLarge fails the runs of recs, which the store refused as too

@@ -303,35 +303,54 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// flagLine is a line of flag.PrintDefaults: "  -name" and, for a flag with
-// a value, its value name.
-var flagLine = regexp.MustCompile(`^  -([a-zA-Z0-9][a-zA-Z0-9-]*)(?: (\S+))?$`)
+// flagLine is a flag's line in pflag's usage ("  -o, --output FORMAT   …"
+// or "      --demo   …"): its long name and, for a flag with a value, the
+// value's name, one space after the name; a flag without one is followed by
+// the column gap or the end of the line.
+var flagLine = regexp.MustCompile(`^\s+(?:-[a-zA-Z0-9], )?--([a-zA-Z0-9][a-zA-Z0-9-]*)(?: (\S+))?(?:\s{2,}.*)?$`)
 
-// subcommandFlags runs `weft sub -h` and parses the flags of its usage. It
-// fails when sub is no weft subcommand.
-func subcommandFlags(t *testing.T, sub string) cliFlags {
+// helpOf runs `weft args... --help` and returns what it printed. Asked-for
+// help goes to stdout and exits 0.
+func helpOf(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(weftCLI(t), sub, "-h")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 2) {
-		t.Fatalf("weft %s -h: %v\n%s", sub, err, stderr.String())
+	cmd := exec.Command(weftCLI(t), append(args, "--help")...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("weft %s --help: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	usage := stderr.String()
-	if !strings.HasPrefix(usage, "usage: weft "+sub+" ") {
-		t.Fatalf("%q is not a weft subcommand: weft %s -h printed\n%s", sub, sub, usage)
-	}
-	flags := cliFlags{}
+	return stdout.String()
+}
+
+// parseFlags reads the flag lines of a usage text.
+func parseFlags(usage string, into cliFlags) {
 	for line := range strings.SplitSeq(usage, "\n") {
 		if m := flagLine.FindStringSubmatch(line); m != nil {
-			flags[m[1]] = m[2] != ""
+			into[m[1]] = m[2] != ""
 		}
 	}
+}
+
+// subcommandFlags runs `weft sub --help` and parses the flags of its usage,
+// with the global flags `weft --help` describes (every command takes the
+// ones it uses). It fails when sub is no weft subcommand.
+func subcommandFlags(t *testing.T, sub string) cliFlags {
+	t.Helper()
+	usage := helpOf(t, sub)
+	if !strings.HasPrefix(usage, "usage: weft "+sub+" ") {
+		t.Fatalf("%q is not a weft subcommand: weft %s --help printed\n%s", sub, sub, usage)
+	}
+	flags := cliFlags{}
+	parseFlags(usage, flags)
 	if len(flags) == 0 {
 		t.Fatalf("found no flags in the usage of weft %s:\n%s", sub, usage)
 	}
+	global := helpOf(t)
+	_, globalPart, ok := strings.Cut(global, "global flags")
+	if !ok {
+		t.Fatalf("weft --help lists no global flags:\n%s", global)
+	}
+	parseFlags(globalPart, flags)
 	return flags
 }
 

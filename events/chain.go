@@ -63,7 +63,10 @@ type hasher struct {
 
 var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
 
-func (h *hasher) sum(ev *Event) string {
+func (h *hasher) sum(ev *Event) string { return string(h.sumHex(ev)) }
+
+// sumHex is sum in h's buffer, valid until h is used again.
+func (h *hasher) sumHex(ev *Event) []byte {
 	b := h.buf[:0]
 	str := func(s string) {
 		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
@@ -93,7 +96,7 @@ func (h *hasher) sum(ev *Event) string {
 	h.h.Write(data)
 	h.buf = b
 	hex.Encode(h.hexBuf[:], h.h.Sum(h.digest[:0]))
-	return string(h.hexBuf[:])
+	return h.hexBuf[:]
 }
 
 // compact returns data as json.Compact would write it, or data itself if
@@ -182,15 +185,20 @@ func chain(batch []Event, current uint64, prev string, key *ChainKey, hashes []s
 		ev := &batch[i]
 		ev.Version = current + uint64(i) + 1
 		ev.PrevHash = prev
-		prev = h.sum(ev)
-		if hashes != nil {
-			hashes[i] = prev
-		}
+		hb := h.sumHex(ev)
 		ev.KeyID, ev.MAC = "", ""
 		if key != nil {
+			// The hash and the MAC share one allocation.
 			ev.KeyID = key.id
-			h.mac = key.appendMAC(h.mac[:0], prev, &h.macs)
-			ev.MAC = string(h.mac)
+			h.mac = append(h.mac[:0], hb...)
+			h.mac = key.appendMACBytes(h.mac, hb, &h.macs)
+			both := string(h.mac)
+			prev, ev.MAC = both[:len(hb)], both[len(hb):]
+		} else {
+			prev = string(hb)
+		}
+		if hashes != nil {
+			hashes[i] = prev
 		}
 	}
 	return prev

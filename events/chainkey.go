@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -104,12 +105,26 @@ func (k *ChainKey) Sign(msg []byte) []byte { return ed25519.Sign(k.priv, msg) }
 // preceded by its length (8 bytes, big endian).
 // s holds the buffers it reuses.
 func (k *ChainKey) appendMAC(dst []byte, hexHash string, s *macScratch) []byte {
-	m := k.macs.Get().(hash.Hash)
-	defer k.macs.Put(m)
-	m.Reset()
 	s.in = appendLenString(s.in[:0], macDomain)
 	s.in = appendLenString(s.in, k.id)
 	s.in = appendLenString(s.in, hexHash)
+	return k.appendSum(dst, s)
+}
+
+// appendMACBytes is appendMAC of a hash held in bytes.
+func (k *ChainKey) appendMACBytes(dst, hexHash []byte, s *macScratch) []byte {
+	s.in = appendLenString(s.in[:0], macDomain)
+	s.in = appendLenString(s.in, k.id)
+	s.in = binary.BigEndian.AppendUint64(s.in, uint64(len(hexHash)))
+	s.in = append(s.in, hexHash...)
+	return k.appendSum(dst, s)
+}
+
+// appendSum appends the hex HMAC of s.in under k to dst.
+func (k *ChainKey) appendSum(dst []byte, s *macScratch) []byte {
+	m := k.macs.Get().(hash.Hash)
+	defer k.macs.Put(m)
+	m.Reset()
 	m.Write(s.in)
 	return hex.AppendEncode(dst, m.Sum(s.sum[:0]))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,11 +72,7 @@ func New(typ Type, data any, opts ...Option) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return Event{}, &Error{Op: "new event", Err: fmt.Errorf("new event id: %w", err)}
-	}
-	ev := Event{ID: id, Type: typ, SchemaVersion: s.current, Time: time.Now().UTC(), Data: raw}
+	ev := Event{ID: NewID(), Type: typ, SchemaVersion: s.current, Time: time.Now().UTC(), Data: raw}
 	for _, o := range opts {
 		o(&ev)
 	}
@@ -160,12 +157,40 @@ func decodeStrict(data []byte, v any) error {
 
 // marshal encodes v as compact JSON without HTML escaping, so that the
 // bytes of embedded raw JSON are kept as they are.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+func marshal(v any) ([]byte, error) { return marshalRoom(v, 0) }
+
+// marshalRoom is marshal with room bytes of capacity after the encoding
+// (for a seal): the result is the one allocation it makes, the encoder
+// and its buffer are pooled.
+func marshalRoom(v any, room int) ([]byte, error) {
+	e := encoders.Get().(*pooledEncoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	b := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
+	out := make([]byte, len(b), len(b)+room)
+	copy(out, b)
+	if e.buf.Cap() > 64<<10 {
+		e.buf = bytes.Buffer{} // do not keep a large one (enc writes to &e.buf)
+	}
+	return out, nil
+}
+
+type pooledEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &pooledEncoder{}
+	e.enc = newPooledEncoder(&e.buf)
+	return e
+}}
+
+func newPooledEncoder(buf *bytes.Buffer) *json.Encoder {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc
 }

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +63,12 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 	}
 	now := time.Now().UTC()
 	out := make([]Event, len(evs))
+	// The batch's data is copied into one allocation, each event's capped.
+	var size int
+	for i := range evs {
+		size += len(evs[i].Data)
+	}
+	arena := make([]byte, 0, size)
 	var seen map[uuid.UUID]struct{} // for long batches; short ones scan out
 	if len(evs) > 8 {
 		seen = make(map[uuid.UUID]struct{}, len(evs))
@@ -90,11 +95,7 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			return nil, bad(i, ErrInvalidEvent, "data is a blob reference: append the content, the store keeps large data in its blob store")
 		}
 		if ev.ID == uuid.Nil {
-			id, err := uuid.NewV7()
-			if err != nil {
-				return nil, &Error{Op: "append", Stream: stream, Err: fmt.Errorf("new event id: %w", err)}
-			}
-			ev.ID = id
+			ev.ID = NewID()
 		}
 		if seen != nil {
 			if _, dup := seen[ev.ID]; dup {
@@ -123,7 +124,11 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 			}
 		}
 		ev.Stream, ev.Version, ev.Position, ev.PrevHash, ev.KeyID, ev.MAC, ev.Blob = stream, 0, 0, "", "", "", nil
-		ev.Data = bytes.Clone(ev.Data)
+		if ev.Data != nil {
+			at := len(arena)
+			arena = append(arena, ev.Data...)
+			ev.Data = arena[at:len(arena):len(arena)]
+		}
 		out[i] = ev
 	}
 	return out, nil

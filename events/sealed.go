@@ -117,7 +117,7 @@ func NewData(typ Type, data any) (json.RawMessage, error) {
 	if v := reflect.ValueOf(data); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, &Error{Op: "new event", Err: fmt.Errorf("%w: data of %s is a nil %s", ErrMalformed, typ, v.Type())}
 	}
-	raw, err := marshal(data)
+	raw, err := marshalRoom(data, sealLen)
 	if err != nil {
 		return nil, &Error{Op: "new event", Err: fmt.Errorf("%w: encode data of %s: %v", ErrMalformed, typ, err)}
 	}

@@ -216,6 +216,13 @@ type sessionFeed struct {
 // fromLog sends the stream's events from version from on that come after
 // the last position sent.
 func (f *sessionFeed) fromLog(ctx context.Context, sw *sseWriter, from uint64) error {
+	return f.fromLogUpTo(ctx, sw, from, 0)
+}
+
+// fromLogUpTo is fromLog that stops after version upto (0: no bound), so
+// that a read for one live copy does not send events whose live copies,
+// and the model output published between them, are still to come.
+func (f *sessionFeed) fromLogUpTo(ctx context.Context, sw *sseWriter, from, upto uint64) error {
 	evs, err := f.a.rt.Store().ReadStream(ctx, f.stream, from)
 	if errors.Is(err, events.ErrStreamNotFound) {
 		return nil
@@ -226,6 +233,9 @@ func (f *sessionFeed) fromLog(ctx context.Context, sw *sseWriter, from uint64) e
 	for _, ev := range evs {
 		if ev.Version <= f.lastVer {
 			continue
+		}
+		if upto != 0 && ev.Version > upto {
+			break
 		}
 		if ev.Position > f.lastPos {
 			if err := sw.sendStored(ev); err != nil {
@@ -270,7 +280,7 @@ func (f *sessionFeed) live(ctx context.Context, sw *sseWriter, ev events.Event, 
 	}
 	deadline := time.Now().Add(gapWait)
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		if err := f.fromLog(ctx, sw, f.lastVer+1); err != nil {
+		if err := f.fromLogUpTo(ctx, sw, f.lastVer+1, ev.Version); err != nil {
 			return err
 		}
 		if f.lastVer >= ev.Version {

@@ -34,6 +34,29 @@ type messageWire struct {
 
 // MarshalJSON encodes m in the form described above. It refuses a nil part.
 func (m Message) MarshalJSON() ([]byte, error) {
+	if !plainToken(string(m.Role)) {
+		return m.marshalWire()
+	}
+	// What json.Marshal of the wire form writes, built in one buffer.
+	b := make([]byte, 0, 64*len(m.Parts)+32)
+	b = append(b, `{"role":"`...)
+	b = append(b, m.Role...)
+	b = append(b, `","parts":[`...)
+	for i, p := range m.Parts {
+		pb, err := marshalPart(p)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s message part %d: %w", m.Role, i, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, pb...)
+	}
+	return append(b, "]}"...), nil
+}
+
+// marshalWire is MarshalJSON through the wire struct.
+func (m Message) marshalWire() ([]byte, error) {
 	w := messageWire{Role: m.Role, Parts: make([]json.RawMessage, len(m.Parts))}
 	for i, p := range m.Parts {
 		b, err := marshalPart(p)
@@ -43,6 +66,18 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		w.Parts[i] = b
 	}
 	return json.Marshal(w)
+}
+
+// plainToken reports whether s is a JSON string that encodes as itself
+// between quotes: lower-case letters, digits, '_' and '-'.
+func plainToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // UnmarshalJSON decodes m strictly (see the JSON form above) and validates

@@ -90,6 +90,19 @@
 // and stores the events again: retry with an exact version, or within the
 // window.
 //
+// The runtime's session actor makes fewer, longer steps (actors/doc.go,
+// "Fused appends"): an append that only records a state change the actor
+// carries on from at once (run.started, a finished call's tool events) is
+// not sent alone but with the next decision's events (the first or next
+// model.request), so a one-call run costs four or five AppendSteps round
+// trips instead of six. The trade-off is the actor's, not the store's:
+// the events are applied to the session's state before their
+// acknowledgement, so a failed append makes the actor read its stream
+// again (a pipeline may have stored a prefix), and a command waits for
+// the fused append before it is answered. The store's guarantees are
+// the same: each event is fenced, idempotent by id and hash-chained, and
+// what is stored is a prefix of what was sent.
+//
 // Why not one message per step, or nats-server's fast batches: a message
 // carrying a step's several events would have one subject, so the
 // per-type subjects ("weft.evt.session.*.tool.returned") would no longer

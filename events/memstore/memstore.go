@@ -49,7 +49,7 @@ type Store struct {
 	streams map[string][]uint64 // stream → positions of its events; index = version-1
 	hashes  map[string]string   // stream → events.Hash of its last event
 	ids     map[uuid.UUID]uint64
-	changed chan struct{} // closed and replaced on every append
+	changed chan struct{} // closed by the next append; nil until a reader waits for one
 	closed  bool
 	done    chan struct{} // closed by Close
 }
@@ -96,7 +96,6 @@ func New(opts ...Option) *Store {
 		streams: make(map[string][]uint64),
 		hashes:  make(map[string]string),
 		ids:     make(map[uuid.UUID]uint64),
-		changed: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -152,8 +151,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		s.ids[ev.ID] = ev.Position
 	}
 	s.streams[stream] = positions
-	close(s.changed)
-	s.changed = make(chan struct{})
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil // made again when a reader waits (copyChunk)
+	}
 	return events.AppendResult{
 		FirstVersion: batch[0].Version,
 		LastVersion:  batch[len(batch)-1].Version,
@@ -320,6 +321,9 @@ func (s *Store) copyChunk(op string, after uint64, buf []events.Event) ([]events
 		return nil, nil, &events.Error{Op: op, Err: events.ErrClosed}
 	}
 	if after >= s.all.len() {
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
 		return nil, s.changed, nil
 	}
 	last := min(after+chunk, s.all.len())

@@ -1,0 +1,31 @@
+package llm
+
+import (
+	"bytes"
+	"testing"
+)
+
+// MarshalJSON writes, byte for byte, what encoding the wire struct with
+// json.Marshal writes.
+func TestMarshalJSONMatchesWire(t *testing.T) {
+	msgs := []Message{
+		UserMessage("hi <there> & \"you\""),
+		{Role: RoleAssistant, Parts: []Part{Text{Text: "a"}, ToolCall{ID: "c1", Name: "n", Arguments: []byte(`{"x":1}`)}}},
+		{Role: RoleAssistant, Parts: []Part{ToolCall{ID: "c2", Name: "n", Arguments: []byte(`{"x":`)}}},
+		{Role: RoleAssistant},
+		{Role: Role("odd \"role\""), Parts: []Part{Text{Text: "b"}}},
+	}
+	for i, m := range msgs {
+		got, err := m.MarshalJSON()
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		want, err := m.marshalWire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("message %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
