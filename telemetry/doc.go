@@ -20,7 +20,9 @@
 //     the segment that waited.
 //   - chat {model}: a model request, from model.request to model.response.
 //   - execute_tool {tool}: a tool call, from its first tool.started to
-//     tool.returned; each retry is a span event.
+//     tool.returned; each retry is a span event, and so is a start of
+//     the same attempt again (restarted: the run was carried on after a
+//     restart or a takeover).
 //   - execute_tool {tool} on a remote worker (worker.WithTracerProvider),
 //     a child of the node's span through the traceparent NATS header.
 //   - tools/call {tool}: a live MCP call (toolsets/mcp), under its

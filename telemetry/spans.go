@@ -78,6 +78,7 @@ type toolTrack struct {
 	args          json.RawMessage
 	start         time.Time
 	started       bool
+	attempt       int // the last attempt started
 	kind          string
 	node          string
 	events        []spanEvent
@@ -221,9 +222,15 @@ func (t *tracker) apply(ev events.Event) []spanRec {
 			c = &toolTrack{name: d.Tool, kind: "local"}
 			r.tools[ev.ToolCallID] = c
 		}
+		if c.started && d.Attempt <= c.attempt {
+			// The same attempt started again: the call runs again in the
+			// process that carried its run on (a restart, a takeover).
+			c.events = append(c.events, spanEvent{name: "restarted", at: ev.Time, attrs: []attribute.KeyValue{keyAttempt.Int(d.Attempt)}})
+		}
 		if !c.started {
 			c.started, c.start = true, ev.Time
 		}
+		c.attempt = max(c.attempt, d.Attempt)
 		if d.Node != "" {
 			c.kind, c.node = "remote", d.Node
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,79 +14,178 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
-	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/httpapi"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/telemetry"
 	"github.com/weft-run/weft/toolsets"
 )
 
-// TestSpanTreeTakeover derives the spans of one run across a node change:
-// node A's Telemetry sees the run's appends up to the middle of a tool
-// call and stops (its process died: the run span and the tool span stay
-// unended in it); node B's, which never saw the run start, sees the rest
-// and reads the beginning from the log. The tree is one trace: B ends the
-// run span A began (the same derived ids), with A's chat span under it.
+// TestSpanTreeTakeover is a real takeover: two nodes on one NATS server
+// with JetStream, each with its own Telemetry and exporter. Node A starts
+// a run whose tool blocks, and dies (its connection drops: the lease is
+// neither renewed nor released). Node B's lease watcher takes the session
+// over when the lease expires, runs the call again and completes the run.
+// B's spans continue A's trace: B ends the run span A began (the ids are
+// derived from the log), A's chat span is its child, and the trace is the
+// one run.started recorded.
 func TestSpanTreeTakeover(t *testing.T) {
-	store := memstore.New()
-	started, err := telemetry.New(telemetry.Config{}) // records the trace in run.started
+	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := weft.Start(t.Context(), weft.Config{Store: store, Observer: started})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	ok := func(context.Context, *toolsets.ToolContext, struct{}) (any, error) { return "ok", nil }
-	model := llm.NewScripted(llm.ScriptToolCalls(call("c1", "alpha", `{}`)), llm.ScriptText("done"))
-	s := agent(t, rt, "carried", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{newTool(t, "alpha", ok)}}).NewSession()
-	run(t, s, weft.StatusCompleted)
-	evs, err := store.ReadStream(t.Context(), events.SessionStream(s.ID()), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut := -1
-	for i, ev := range evs {
-		if ev.Type == events.TypeToolStarted {
-			cut = i + 1
-		}
-	}
-	if cut < 0 {
-		t.Fatal("no tool.started in the log")
-	}
+	t.Cleanup(srv.Shutdown)
 
-	exp := tracetest.NewInMemoryExporter()
-	nodeA, err := telemetry.New(telemetry.Config{SpanExporters: []sdktrace.SpanExporter{exp}, Syncer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeB, err := telemetry.New(telemetry.Config{SpanExporters: []sdktrace.SpanExporter{exp}, Syncer: true, Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range evs[:cut] {
-		nodeA.Appended([]events.Event{ev}, 0)
-	}
-	for _, ev := range evs[cut:] {
-		nodeB.Appended([]events.Event{ev}, 0)
-	}
-	spans := exp.GetSpans()
-	checkGolden(t, "takeover", tree(spans))
-	for _, sp := range spans {
-		if sp.SpanContext.TraceID() != spans[0].SpanContext.TraceID() {
-			t.Errorf("span %s is in trace %s, want one trace", sp.Name, sp.SpanContext.TraceID())
+	started := make(chan struct{}, 1)
+	block := newTool(t, "alpha", func(ctx context.Context, _ *toolsets.ToolContext, _ struct{}) (any, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	ok := newTool(t, "alpha", func(context.Context, *toolsets.ToolContext, struct{}) (any, error) { return "ok", nil })
+	// A makes the first model request, B (carrying the run on after the
+	// call) the second.
+	a := clusterNode(t, srv.ClientURL(), "node-a", llm.NewScripted(llm.ScriptToolCalls(call("c1", "alpha", `{}`))), block)
+	b := clusterNode(t, srv.ClientURL(), "node-b", llm.NewScripted(llm.ScriptText("done")), ok)
+
+	taken := make(chan string, 1)
+	watchCtx, stopWatch := context.WithCancel(t.Context())
+	watched := make(chan error, 1)
+	go func() { watched <- b.rt.WatchTakeovers(watchCtx, func(id string) { taken <- id }) }()
+	defer func() {
+		stopWatch()
+		if err := <-watched; err != nil {
+			t.Errorf("WatchTakeovers: %v", err)
 		}
+	}()
+
+	s := a.agent.NewSession()
+	runID, err := s.Start(t.Context(), "go")
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The trace is the one run.started recorded.
+	select {
+	case <-started:
+	case <-time.After(15 * time.Second):
+		t.Fatal("A's tool never started")
+	}
+	// The call's start is in the log before A dies: B runs it again.
+	waitForEvent(t, b.rt.Store(), s.ID(), events.TypeToolStarted)
+	// A crash: the connection drops (the lease is neither renewed nor
+	// released, nothing more is appended), then the runtime stops, which
+	// can take a while with no connection: B does not wait for it.
+	a.rt.Conn().Close()
+	closed := make(chan struct{})
+	go func() { defer close(closed); _ = a.rt.Close() }()
+	defer func() { <-closed }()
+
+	select {
+	case id := <-taken:
+		if id != s.ID() {
+			t.Fatalf("B took over %s, want %s", id, s.ID())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("B did not take the session over")
+	}
+	res, err := b.agent.Session(s.ID()).Wait(t.Context(), runID)
+	if err != nil || res.Status != weft.StatusCompleted || res.Output != "done" {
+		t.Fatalf("Wait on B = %+v, %v", res, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !hasSpan(b.exp, "invoke_agent carried") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	fromA, fromB := a.exp.GetSpans(), quiet(b.exp)
+
+	all := append(append(tracetest.SpanStubs{}, fromA...), fromB...)
+	got := tree(all) + "\nnode-a exported: " + names(fromA) + "\nnode-b exported: " + names(fromB) + "\n"
+	checkGolden(t, "takeover", got)
+
+	// One trace, the one A recorded in run.started.
+	evs, err := b.rt.Store().ReadStream(t.Context(), events.SessionStream(s.ID()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var d events.RunStarted
 	if err := json.Unmarshal(evs[0].Data, &d); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(d.Metadata), spans[0].SpanContext.TraceID().String()) {
-		t.Errorf("run.started metadata %s does not hold the trace %s", d.Metadata, spans[0].SpanContext.TraceID())
+	for _, sp := range all {
+		if id := sp.SpanContext.TraceID().String(); !strings.Contains(string(d.Metadata), id) {
+			t.Errorf("span %s is in trace %s, not the one run.started recorded (%s)", sp.Name, id, d.Metadata)
+		}
 	}
+	if n := takeovers(t, b.tel); n != "1" {
+		t.Errorf("B counted %s takeovers, want 1", n)
+	}
+}
+
+// node is one weft node of a cluster with its own telemetry.
+type node struct {
+	rt    *weft.Runtime
+	agent *weft.Agent
+	tel   *telemetry.Telemetry
+	exp   *tracetest.InMemoryExporter
+}
+
+// clusterNode starts a node on the NATS server at url with a short lease
+// TTL, its own Telemetry (reading the node's log) and exporter, and agent
+// "carried" with model and tool.
+func clusterNode(t *testing.T, url, id string, model llm.Model, tool toolsets.Tool) node {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tel, err := telemetry.New(telemetry.Config{SpanExporters: []sdktrace.SpanExporter{exp}, Syncer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	rt, err := weft.Start(t.Context(), weft.Config{NATSURL: url, NodeID: id, LeaseTTL: 400 * time.Millisecond, Observer: tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	tel.SetStore(rt.Store())
+	return node{rt: rt, agent: agent(t, rt, "carried", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{tool}}), tel: tel, exp: exp}
+}
+
+// waitForEvent waits until session's stream holds an event of type typ.
+func waitForEvent(t *testing.T, store events.Store, session string, typ events.Type) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		evs, err := store.ReadStream(t.Context(), events.SessionStream(session), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if ev.Type == typ {
+				return
+			}
+		}
+	}
+	t.Fatalf("no %s in session %s", typ, session)
+}
+
+// names lists the spans' names, sorted.
+func names(spans tracetest.SpanStubs) string {
+	var list []string
+	for _, s := range spans {
+		list = append(list, s.Name)
+	}
+	slices.Sort(list)
+	return strings.Join(list, ", ")
+}
+
+// takeovers scrapes tel's lease takeover counter.
+func takeovers(t *testing.T, tel *telemetry.Telemetry) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	tel.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	for l := range strings.Lines(w.Body.String()) {
+		if strings.HasPrefix(l, "weft_lease_takeovers_total ") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "weft_lease_takeovers_total "))
+		}
+	}
+	return "none"
 }
 
 // TestTraceparentParentsTheRun starts a run with POST /v1/runs carrying a
