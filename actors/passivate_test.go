@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,5 +186,58 @@ func TestCommandRacingReleaseIsCarriedOut(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"r1", "r2"}, started); diff != "" {
 		t.Fatalf("runs started (-want +got):\n%s", diff)
+	}
+}
+
+// ctxStore remembers the context of the last stream read.
+type ctxStore struct {
+	events.Store
+	mu   sync.Mutex
+	last context.Context
+}
+
+func (s *ctxStore) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
+	s.mu.Lock()
+	s.last = ctx
+	s.mu.Unlock()
+	return s.Store.ReadStream(ctx, stream, from)
+}
+
+// A passivated session actor releases its store deadline when it stops:
+// the context its load ran under is cancelled, so its timer does not
+// outlive the actor (it kept every released session's context and timer
+// for 30 s, which TestHeapFlat saw as ~300 B a run on a fast machine).
+func TestPassivatedSessionReleasesItsStoreContext(t *testing.T) {
+	conn := testNATS(t)
+	store := &ctxStore{Store: memstore.New()}
+	h, err := NewHost(HostConfig{Conn: conn(), Store: store, SessionIdle: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
+		t.Fatal(err)
+	}
+	ch, stop := h.Watch("r1")
+	defer stop()
+	if _, err := h.Command(t.Context(), "s1", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcome(t, ch)
+	store.mu.Lock()
+	ctx := store.last
+	store.mu.Unlock()
+	if ctx == nil {
+		t.Fatal("the session never read its stream")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for liveSessions(h) != 0 || ctx.Err() == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("live sessions %d, store context %v: the passivated actor kept its store deadline", liveSessions(h), ctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatalf("store context ended with %v, want it cancelled by the stop", ctx.Err())
 	}
 }

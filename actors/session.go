@@ -100,6 +100,13 @@ func (a *sessionActor) Receive(c actor.Context) {
 	defer a.armIdle(c.Self())
 	defer a.flushHeld()
 	if a.passivated {
+		if _, ok := c.Message().(*actor.Stopping); ok {
+			// The poison pill stops it: release what it holds (its store
+			// deadline's timer lives 30 s otherwise).
+			a.stopIdle()
+			a.store.release()
+			return
+		}
 		a.redeliver(c.Message())
 		return
 	}
