@@ -434,6 +434,12 @@ func (e *Env) nameHint(err error) string {
 		return msg
 	}
 	name := strings.Fields(msg[i+len(marker):])[0]
+	return e.nameError("tool or variable", name)
+}
+
+// nameError says that no kind is named name, with "did you mean" and the
+// closest visible tools, objects and values.
+func (e *Env) nameError(kind, name string) string {
 	var cands []string
 	for _, t := range e.Tools {
 		if def := t.Definition(); def.Visibility != toolsets.Hidden {
@@ -446,11 +452,11 @@ func (e *Env) nameHint(err error) string {
 	for k := range e.Values {
 		cands = append(cands, k)
 	}
-	out := fmt.Sprintf("NameError: there is no tool or variable named %q", name)
-	if close := toolsets.Closest(name, cands, 3); len(close) > 0 {
-		out += "; did you mean " + quoteOr(close) + "?"
+	msg := fmt.Sprintf("NameError: there is no %s named %q", kind, name)
+	if c := toolsets.Closest(name, cands, 3); len(c) > 0 {
+		msg += "; did you mean " + quoteOr(c) + "?"
 	}
-	return out
+	return msg
 }
 
 func quoteOr(names []string) string {
