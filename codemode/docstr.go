@@ -63,23 +63,7 @@ func (e *Env) Describe(name string) (string, error) {
 	if v, ok := e.Values[name]; ok {
 		return fmt.Sprintf("%s = %s", name, Render(v)), nil
 	}
-	var cands []string
-	for _, tl := range e.Tools {
-		if def := tl.Definition(); def.Visibility != toolsets.Hidden {
-			cands = append(cands, def.Name)
-		}
-	}
-	for k := range e.Objects {
-		cands = append(cands, k)
-	}
-	for k := range e.Values {
-		cands = append(cands, k)
-	}
-	msg := fmt.Sprintf("NameError: there is no tool or object named %q", name)
-	if c := toolsets.Closest(name, cands, 3); len(c) > 0 {
-		msg += "; did you mean " + quoteOr(c) + "?"
-	}
-	return "", fmt.Errorf("%s", msg)
+	return "", fmt.Errorf("%s", e.nameError("tool or object", name))
 }
 
 func describeObject(name string, v any) string {

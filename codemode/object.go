@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
+
+	"github.com/weft-run/weft/toolsets"
 )
 
 // Object is a live application object a program can use directly: read
@@ -61,29 +62,17 @@ func (s structObject) fields() (reflect.Value, []reflect.StructField) {
 	var fs []reflect.StructField
 	for i := range rv.NumField() {
 		f := rv.Type().Field(i)
-		if f.IsExported() && fieldName(f) != "" {
+		if f.IsExported() && toolsets.JSONName(f) != "" {
 			fs = append(fs, f)
 		}
 	}
 	return rv, fs
 }
 
-func fieldName(f reflect.StructField) string {
-	tag := f.Tag.Get("json")
-	if tag == "-" {
-		return ""
-	}
-	name, _, _ := strings.Cut(tag, ",")
-	if name == "" {
-		name = f.Name
-	}
-	return name
-}
-
 func (s structObject) Attr(name string) (any, bool) {
 	rv, fs := s.fields()
 	for _, f := range fs {
-		if fieldName(f) == name {
+		if toolsets.JSONName(f) == name {
 			return rv.FieldByIndex(f.Index).Interface(), true
 		}
 	}
@@ -94,7 +83,7 @@ func (s structObject) AttrNames() []string {
 	_, fs := s.fields()
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, fieldName(f))
+		out = append(out, toolsets.JSONName(f))
 	}
 	sort.Strings(out)
 	return out

@@ -189,7 +189,7 @@ func renderStruct(b *strings.Builder, rv reflect.Value, depth int) {
 	n := 0
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name := fieldName(f)
+		name := toolsets.JSONName(f)
 		if !f.IsExported() || name == "" {
 			continue
 		}

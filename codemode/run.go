@@ -345,7 +345,7 @@ func (e *Env) predeclared(in *toolsets.CodeInput, p *program) (starlark.StringDi
 		if def.Visibility == toolsets.Hidden {
 			continue
 		}
-		params := paramOrder(def.Parameters)
+		params := toolsets.PropertyOrder(def.Parameters)
 		d[def.Name] = starlark.NewBuiltin(def.Name, func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 			return p.call(def, params, args, kwargs)
 		})
@@ -370,33 +370,6 @@ func (e *Env) predeclared(in *toolsets.CodeInput, p *program) (starlark.StringDi
 		})
 	}
 	return d, restored
-}
-
-// paramOrder returns the property names of a parameters schema in the
-// order they are written (positional arguments follow it).
-func paramOrder(schema json.RawMessage) []string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(schema, &top) != nil {
-		return nil
-	}
-	props := top["properties"]
-	dec := json.NewDecoder(bytesReader(props))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var names []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return names
-		}
-		names = append(names, t.(string))
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return names
-		}
-	}
-	return names
 }
 
 // checkNames refuses a program that names a hidden tool, before anything
@@ -434,6 +407,12 @@ func (e *Env) nameHint(err error) string {
 		return msg
 	}
 	name := strings.Fields(msg[i+len(marker):])[0]
+	return e.nameError("tool or variable", name)
+}
+
+// nameError says that no kind is named name, with "did you mean" and the
+// closest visible tools, objects and values.
+func (e *Env) nameError(kind, name string) string {
 	var cands []string
 	for _, t := range e.Tools {
 		if def := t.Definition(); def.Visibility != toolsets.Hidden {
@@ -446,11 +425,11 @@ func (e *Env) nameHint(err error) string {
 	for k := range e.Values {
 		cands = append(cands, k)
 	}
-	out := fmt.Sprintf("NameError: there is no tool or variable named %q", name)
-	if close := toolsets.Closest(name, cands, 3); len(close) > 0 {
-		out += "; did you mean " + quoteOr(close) + "?"
+	msg := fmt.Sprintf("NameError: there is no %s named %q", kind, name)
+	if c := toolsets.Closest(name, cands, 3); len(c) > 0 {
+		msg += "; did you mean " + quoteOr(c) + "?"
 	}
-	return out
+	return msg
 }
 
 func quoteOr(names []string) string {

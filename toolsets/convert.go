@@ -401,7 +401,7 @@ func setFields(dst any, vals map[string]any) error {
 		if !f.IsExported() {
 			continue
 		}
-		v, ok := vals[jsonName(f)]
+		v, ok := vals[JSONName(f)]
 		if !ok {
 			continue
 		}
@@ -412,7 +412,7 @@ func setFields(dst any, vals map[string]any) error {
 		case val.IsValid() && val.Kind() == reflect.Pointer && val.Elem().Type().AssignableTo(f.Type):
 			rv.Field(i).Set(val.Elem())
 		default:
-			return errBinding(jsonName(f), fmt.Sprintf("%T", v), f.Type)
+			return errBinding(JSONName(f), fmt.Sprintf("%T", v), f.Type)
 		}
 	}
 	return nil

@@ -68,7 +68,7 @@ func annotate(t reflect.Type, s *jsonschema.Schema, depth int) error {
 			if !f.IsExported() {
 				continue
 			}
-			name := jsonName(f)
+			name := JSONName(f)
 			if name == "" {
 				continue
 			}
@@ -99,9 +99,9 @@ func enumValues(names []string) []any {
 	return out
 }
 
-// jsonName is the JSON property name of struct field f ("" when it is
-// skipped).
-func jsonName(f reflect.StructField) string {
+// JSONName is the JSON property name of struct field f: its json tag
+// name, else the Go name ("" when the tag is "-").
+func JSONName(f reflect.StructField) string {
 	tag := f.Tag.Get("json")
 	if tag == "-" {
 		return ""

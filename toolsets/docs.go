@@ -77,7 +77,7 @@ func params(schema json.RawMessage) []docParam {
 		return nil
 	}
 	var out []docParam
-	for _, name := range propertyOrder(schema) {
+	for _, name := range PropertyOrder(schema) {
 		p := top.Properties[name]
 		typ := goType(p.Type, p.Format)
 		switch {
@@ -126,8 +126,9 @@ func goType(t any, format string) string {
 	return "any"
 }
 
-// propertyOrder returns the property names of schema in written order.
-func propertyOrder(schema json.RawMessage) []string {
+// PropertyOrder returns the property names of a JSON Schema object in
+// the order they are written (nil when schema is not an object schema).
+func PropertyOrder(schema json.RawMessage) []string {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(schema, &top) != nil {
 		return nil
