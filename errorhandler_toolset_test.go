@@ -2,19 +2,23 @@ package weft_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
 
-// roomToolsets builds the toolset kinds a handler's tool may come from;
-// each offers book_room (declaring release_room) and counts its enters
-// and exits when it has lifecycle hooks.
+// lifecycleCount counts a toolset's enters and exits.
 type lifecycleCount struct{ enters, exits atomic.Int32 }
+
+// roomToolset builds a toolset of kind (static, function, dynamic) that
+// offers book_room, which declares release_room; the dynamic one counts
+// its enters and exits in n.
 
 func roomToolset(t *testing.T, kind string, release func(context.Context, toolsets.HandlerCall) error, n *lifecycleCount) toolsets.Toolset {
 	t.Helper()
@@ -121,46 +125,62 @@ func TestErrorHandlerOfAToolsetTool(t *testing.T) {
 
 // TestErrorHandlerNotDeclared: a registered handler that no tool of the
 // agent declares in this process (here: the toolset no longer offers the
-// tool) is recorded as not found, with an error, and not run again.
+// tool, or fails to prepare) is recorded as not found, with an error
+// naming why, and not run again.
 func TestErrorHandlerNotDeclared(t *testing.T) {
-	rt := newRuntime(t)
-	var offered atomic.Bool
-	offered.Store(true)
-	var ran atomic.Int32
-	ts, err := toolsets.NewDynamic("rooms", toolsets.DynamicFuncs{Tools: func(context.Context, *toolsets.ToolsetContext) ([]toolsets.Tool, error) {
-		if !offered.Load() {
-			return nil, nil
-		}
-		book, err := newBookTool(func(context.Context, toolsets.HandlerCall) error { ran.Add(1); return nil })
-		return []toolsets.Tool{book}, err
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
-		if len(req.Messages[len(req.Messages)-1].ToolReturns()) > 0 {
-			offered.Store(false) // from now on no tool declares release_room
-			return nil, context.DeadlineExceeded
-		}
-		return &llm.Response{ToolCalls: []llm.ToolCall{call("b1", "book_room", `{}`)}}, nil
-	})
-	a := newAgent(t, rt, weft.AgentConfig{Model: model, Toolsets: []toolsets.Toolset{ts}})
-	sess := a.NewSession()
-	if _, err := sess.Run(t.Context(), "book"); err == nil {
-		t.Fatal("the run did not fail")
-	}
-	waitFor(t, "error_handler.ran", func() bool { return len(handlerEvents(t, streamEvents(t, rt, sess.ID()))) == 1 })
-	h := handlerEvents(t, streamEvents(t, rt, sess.ID()))
-	if !strings.Contains(h[0], "no tool of the agent in this process declares the error handler: release_room of book_room") {
-		t.Fatalf("error_handler.ran = %v, want the not-found error", h)
-	}
-	if _, err := sess.Status(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if ran.Load() != 0 {
-		t.Fatalf("a handler ran %d times", ran.Load())
-	}
-	if n := len(handlerEvents(t, streamEvents(t, rt, sess.ID()))); n != 1 {
-		t.Fatalf("error_handler.ran recorded %d times", n)
+	for _, tc := range []struct {
+		name   string
+		tools  func() ([]toolsets.Tool, error)
+		errors []string
+	}{
+		{"not offered", func() ([]toolsets.Tool, error) { return nil, nil },
+			[]string{"no tool of the agent in this process declares the error handler: release_room of book_room"}},
+		{"toolset fails", func() ([]toolsets.Tool, error) { return nil, errors.New("rooms service gone") },
+			[]string{"no tool of the agent in this process declares the error handler: release_room of book_room", "toolsets not prepared", "rooms service gone"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newRuntime(t)
+			var gone atomic.Bool
+			var ran atomic.Int32
+			ts, err := toolsets.NewDynamic("rooms", toolsets.DynamicFuncs{Tools: func(context.Context, *toolsets.ToolsetContext) ([]toolsets.Tool, error) {
+				if gone.Load() {
+					return tc.tools()
+				}
+				book, err := newBookTool(func(context.Context, toolsets.HandlerCall) error { ran.Add(1); return nil })
+				return []toolsets.Tool{book}, err
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+				if len(req.Messages[len(req.Messages)-1].ToolReturns()) > 0 {
+					gone.Store(true) // from now on no tool declares release_room
+					return nil, errors.New("the model is down")
+				}
+				return &llm.Response{ToolCalls: []llm.ToolCall{call("b1", "book_room", `{}`)}}, nil
+			})
+			a := newAgent(t, rt, weft.AgentConfig{Model: model, Toolsets: []toolsets.Toolset{ts}})
+			sess := a.NewSession()
+			if _, err := sess.Run(t.Context(), "book"); err == nil {
+				t.Fatal("the run did not fail")
+			}
+			waitFor(t, "error_handler.ran", func() bool { return len(handlerEvents(t, streamEvents(t, rt, sess.ID()))) == 1 })
+			h := handlerEvents(t, streamEvents(t, rt, sess.ID()))
+			for _, want := range tc.errors {
+				if !strings.Contains(h[0], want) {
+					t.Fatalf("error_handler.ran = %v, want an error with %q", h, want)
+				}
+			}
+			if _, err := sess.Status(t.Context()); err != nil { // asked again
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if ran.Load() != 0 {
+				t.Fatalf("a handler ran %d times", ran.Load())
+			}
+			if n := len(handlerEvents(t, streamEvents(t, rt, sess.ID()))); n != 1 {
+				t.Fatalf("error_handler.ran recorded %d times", n)
+			}
+		})
 	}
 }
