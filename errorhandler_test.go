@@ -19,8 +19,9 @@ import (
 )
 
 func init() {
-	childModes["handler-start"] = handlerChild
-	childModes["handler-recover"] = handlerChild
+	for _, m := range []string{"handler-start", "handler-recover", "handler-toolset-start", "handler-toolset-recover"} {
+		childModes[m] = handlerChild
+	}
 }
 
 // bookTool books a room and declares the error handler release_room,
@@ -156,7 +157,7 @@ func handlerChild(mode string) error {
 	}
 	defer rt.Close()
 	book, err := newBookTool(func(ctx context.Context, c toolsets.HandlerCall) error {
-		if mode == "handler-start" {
+		if strings.HasSuffix(mode, "-start") {
 			fmt.Println("HANDLER ENTERED")
 			select {} // killed before it does anything
 		}
@@ -171,7 +172,17 @@ func handlerChild(mode string) error {
 	if err != nil {
 		return err
 	}
-	a, err := rt.NewAgent("booker", weft.AgentConfig{Model: failingModel(), Tools: []toolsets.Tool{book}})
+	cfg := weft.AgentConfig{Model: failingModel(), Tools: []toolsets.Tool{book}}
+	if strings.HasPrefix(mode, "handler-toolset-") {
+		// The tool comes through a toolset, registered again by each
+		// process with the agent.
+		rooms, err := toolsets.New("rooms", []toolsets.Tool{book})
+		if err != nil {
+			return err
+		}
+		cfg.Tools, cfg.Toolsets = nil, []toolsets.Toolset{rooms}
+	}
+	a, err := rt.NewAgent("booker", cfg)
 	if err != nil {
 		return err
 	}
@@ -180,7 +191,7 @@ func handlerChild(mode string) error {
 		return err
 	}
 	id := os.Getenv(envSession)
-	if mode == "handler-start" {
+	if strings.HasSuffix(mode, "-start") {
 		_, err := a.Session(id).Run(ctx, "book")
 		fmt.Println("FAILED", err != nil)
 		select {} // wait to be killed
@@ -212,32 +223,41 @@ func handlerChild(mode string) error {
 // first runs the handler and records it; the next finds nothing due. The
 // kill waits for the handler to be entered, which happens after the run's
 // failure is appended (synced), so the second process always sees the
-// handler due: the test has no race with the recovery scan.
+// handler due: the test has no race with the recovery scan. The handler's
+// tool is a loose tool of the agent, or a tool of its toolset.
 func TestErrorHandlerAcrossRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	dir, session := t.TempDir(), "handler-recovery"
-	mark := filepath.Join(t.TempDir(), "mark")
-	cmd, out := startChild(t, "handler-start", dir, session, mark)
-	readLine(t, out, "HANDLER ENTERED")
-	kill(t, cmd)
+	for _, tc := range []struct{ name, modes string }{{"loose", "handler"}, {"toolset", "handler-toolset"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, session := t.TempDir(), "handler-recovery"
+			mark := filepath.Join(t.TempDir(), "mark")
+			cmd, out := startChild(t, tc.modes+"-start", dir, session, mark)
+			readLine(t, out, "HANDLER ENTERED")
+			kill(t, cmd)
 
-	for i, want := range []string{"RESULT handler recorded", "RESULT nothing due"} {
-		cmd, out = startChild(t, "handler-recover", dir, session, mark)
-		if line := readLine(t, out, "RESULT"); line != want {
-			t.Fatalf("recovery %d: %s, want %s", i+1, line, want)
-		}
-		_ = cmd.Wait()
-	}
-	b, err := os.ReadFile(mark)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(string(b)); got != "RELEASED b1" {
-		t.Fatalf("the handler's effects:\n%s\nwant one release of b1", got)
-	}
-	if h := handlerEvents(t, checkLog(t, dir, session)); len(h) != 1 {
-		t.Fatalf("error_handler.ran recorded %d times: %v", len(h), h)
+			for i, want := range []string{"RESULT handler recorded", "RESULT nothing due"} {
+				cmd, out = startChild(t, tc.modes+"-recover", dir, session, mark)
+				if line := readLine(t, out, "RESULT"); line != want {
+					t.Fatalf("recovery %d: %s, want %s", i+1, line, want)
+				}
+				_ = cmd.Wait()
+			}
+			b, err := os.ReadFile(mark)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(string(b)); got != "RELEASED b1" {
+				t.Fatalf("the handler's effects:\n%s\nwant one release of b1", got)
+			}
+			h := handlerEvents(t, checkLog(t, dir, session))
+			if len(h) != 1 {
+				t.Fatalf("error_handler.ran recorded %d times: %v", len(h), h)
+			}
+			if strings.Contains(h[0], `"error"`) {
+				t.Fatalf("error_handler.ran records an error: %s", h[0])
+			}
+		})
 	}
 }

@@ -26,14 +26,19 @@ func (a *sessionActor) runHandlers(c actor.Context, e effRunHandlers) {
 	for _, h := range e.handlers {
 		a.handling[h.key(e.run)] = true
 	}
-	spec, _ := a.h.Agent(e.agent)
-	self, sys, session, life := c.Self(), a.h.system, a.id, a.h.life
+	tools := a.handlerTools(e)
+	self, sys, session, life, log := c.Self(), a.h.system, a.id, a.h.life, a.h.log
 	go func() {
+		defer func() {
+			if err := tools.close(); err != nil {
+				log.Warn("error handlers: a toolset's exit failed", "session", session, "run", e.run, "err", err)
+			}
+		}()
 		for _, h := range e.handlers {
 			if life.Err() != nil {
 				return // the host closes: the next process runs what is left
 			}
-			err := runHandler(life, spec, h, toolsets.HandlerCall{SessionID: session, RunID: e.run, CallID: h.CallID, Tool: h.Tool, Reason: e.reason, Content: h.Content})
+			err := runHandler(life, tools, h, toolsets.HandlerCall{SessionID: session, RunID: e.run, CallID: h.CallID, Tool: h.Tool, Reason: e.reason, Content: h.Content})
 			if err != nil && life.Err() != nil {
 				return // cut short by the host's end: not recorded, so run again
 			}
@@ -45,19 +50,38 @@ func (a *sessionActor) runHandlers(c actor.Context, e effRunHandlers) {
 // errNoHandler: the process has no tool that declares the handler.
 var errNoHandler = errors.New("no tool of the agent in this process declares the error handler")
 
-func runHandler(life context.Context, spec *AgentSpec, h HandlerState, call toolsets.HandlerCall) (err error) {
+// handlerTools is the lookup of e's handlers: the run's agent (at the
+// run's version) and the ToolsetContext its last step was prepared with.
+func (a *sessionActor) handlerTools(e effRunHandlers) *handlerTools {
+	tc := toolsets.ToolsetContext{AgentID: e.agent, RunID: e.run, SessionID: a.id, ConversationID: a.id}
+	var spec *AgentSpec
+	if r := a.st.Run(e.run); r != nil {
+		spec, _ = a.h.AgentVersion(r.Agent, runVersion(r))
+		tc.RunStep, tc.Metadata = r.Step, r.Metadata
+	}
+	if spec == nil {
+		return newHandlerTools(nil, nil, tc)
+	}
+	tc.WorkspaceRoot, tc.Environment, tc.Resources = spec.WorkspaceRoot, spec.Environment, spec.Resources
+	var runSets []toolsets.Toolset
+	if v, ok := a.h.runToolsets.Load(e.run); ok {
+		runSets = v.([]toolsets.Toolset)
+	}
+	return newHandlerTools(spec, runSets, tc)
+}
+
+func runHandler(life context.Context, tools *handlerTools, h HandlerState, call toolsets.HandlerCall) (err error) {
+	t, err := tools.tool(life, h.Tool)
+	if err != nil {
+		return err
+	}
 	var fn toolsets.ErrorHandler
 	found := false
-	if spec != nil {
-		for _, t := range spec.Tools {
-			if t.Definition().Name == h.Tool {
-				fn, found = toolsets.ErrorHandlerOf(t, h.Name)
-				break
-			}
-		}
+	if t != nil {
+		fn, found = toolsets.ErrorHandlerOf(t, h.Name)
 	}
 	if !found || fn.Run == nil {
-		return fmt.Errorf("%w: %s of %s", errNoHandler, h.Name, h.Tool)
+		return tools.notFound(h)
 	}
 	ctx, cancel := context.WithTimeout(life, handlerTimeout)
 	defer cancel()

@@ -24,7 +24,8 @@ import (
 // again. A process that dies while a handler runs, or after it ran and
 // before its record, runs it again after the restart (at least once), so
 // handlers should be idempotent. The runtime finds a handler by its tool
-// and name among the agent's tools.
+// and name among the agent's loose tools and the tools its toolsets offer
+// when prepared again for the ended run (same ToolsetContext).
 
 // MetaErrorHandlers is the public return metadata key that lists the
 // error handlers a call registered.
