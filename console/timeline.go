@@ -45,33 +45,41 @@ func timeline(evs []events.Event) []entry {
 		if len(ev.Redacted) > 0 {
 			e.Redacted = "redacted: " + strings.Join(ev.Redacted, ", ")
 		}
+		// An event whose data does not decode is shown as such, never as a
+		// blank row (the stores refuse such data; a log may still hold it).
+		var undecoded error
+		dec := func(raw json.RawMessage, v any) {
+			if err := json.Unmarshal(raw, v); err != nil && undecoded == nil {
+				undecoded = err
+			}
+		}
 		switch ev.Type {
 		case events.TypeRunStarted:
 			var d events.RunStarted
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title = "run started: " + d.Agent
 			e.Text = jsonText(d.Input)
 		case events.TypeRunCompleted:
 			var d events.RunCompleted
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title, e.Text, e.Detail = "run completed", jsonText(d.Output), usage(d.Usage)
 		case events.TypeRunFailed:
 			var d events.RunFailed
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title, e.Text, e.Error = "run failed: "+d.Error.Kind, d.Error.Message, true
 		case events.TypeRunCancelled:
 			var d events.RunCancelled
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title, e.Text = "run cancelled by "+d.By, d.Reason
 		case events.TypeRunWaiting:
 			var d events.RunWaiting
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title, e.Text = "waiting for "+d.Reason, strings.Join(d.ToolCallIDs, ", ")
 		case events.TypeRunResumed:
 			e.Title = "resumed"
 		case events.TypeModelRequest:
 			var d events.ModelRequest
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title = "model request: " + d.Model
 			var msgs []llm.Message
 			if json.Unmarshal(d.Messages, &msgs) == nil && len(msgs) > 0 {
@@ -80,7 +88,7 @@ func timeline(evs []events.Event) []entry {
 			}
 		case events.TypeModelResponse:
 			var d events.ModelResponse
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title = "model response: " + d.Model
 			var m llm.Message
 			if json.Unmarshal(d.Message, &m) == nil {
@@ -92,13 +100,13 @@ func timeline(evs []events.Event) []entry {
 			}
 		case events.TypeToolRequested:
 			var d events.ToolRequested
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			requested[ev.ToolCallID] = ev.Time
 			e.Anchor = callAnchor(ev.RunID, ev.ToolCallID)
 			e.Title, e.JSON = "tool call: "+d.Tool, pretty(d.Args())
 		case events.TypeToolStarted:
 			var d events.ToolStarted
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			if _, ok := started[ev.ToolCallID]; !ok {
 				started[ev.ToolCallID] = ev.Time
 			}
@@ -108,14 +116,14 @@ func timeline(evs []events.Event) []entry {
 			}
 		case events.TypeToolRetried:
 			var d events.ToolRetried
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title, e.Text, e.Error = "tool retried: "+d.Tool, d.Error.Message, true
 			e.Detail = fmt.Sprintf("attempt %d failed, next in %v", d.Attempt, d.Delay)
 		case events.TypeToolReturned:
 			var d events.ToolReturned
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			var ret toolsets.Return
-			_ = json.Unmarshal(d.Return, &ret)
+			dec(d.Return, &ret)
 			e.Title, e.Error = "tool returned: "+d.Tool+" ("+string(ret.Kind)+")", d.IsError
 			e.Text = jsonText(ret.Content)
 			if len(ret.ModelOverride) > 0 {
@@ -136,11 +144,11 @@ func timeline(evs []events.Event) []entry {
 			}
 		case events.TypeApprovalRequested:
 			var d events.ApprovalRequested
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title, e.Text, e.JSON = "approval requested: "+d.Tool, d.Reason, pretty(d.Arguments)
 		case events.TypeApprovalDecided:
 			var d events.ApprovalDecided
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			verb := "denied"
 			if d.Approved {
 				verb = "approved"
@@ -149,23 +157,26 @@ func timeline(evs []events.Event) []entry {
 			e.Error = !d.Approved
 		case events.TypeDeferredRequested:
 			var d events.DeferredRequested
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title, e.JSON = "deferred: "+d.Tool, pretty(d.Arguments)
 		case events.TypeDeferredResolved:
 			var d events.DeferredResolved
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			var ret toolsets.Return
-			_ = json.Unmarshal(d.Return, &ret)
+			dec(d.Return, &ret)
 			e.Title, e.Text, e.Error = "deferred call resolved by "+d.By+authTag(d.Authenticated), jsonText(ret.Content), d.IsError
 		case events.TypeUsageSnapshot:
 			var d events.UsageSnapshot
-			_ = json.Unmarshal(ev.Data, &d)
+			dec(ev.Data, &d)
 			e.Title = "usage of the " + d.Scope
 			e.Detail = fmt.Sprintf("%d requests, %s, %d tool calls", d.Usage.Requests, usage(&d.Usage), d.Usage.ToolCalls)
 		case events.TypeDecisionRefused:
 			e.Title, e.Text, e.Error = "decision refused", rawText(ev.Data), true
 		default:
 			e.Title, e.JSON = string(ev.Type), pretty(ev.Data)
+		}
+		if undecoded != nil {
+			e.Title, e.Text, e.JSON, e.Error = string(ev.Type)+": data does not decode", undecoded.Error(), pretty(ev.Data), true
 		}
 		out = append(out, e)
 	}
