@@ -57,8 +57,14 @@ type hasher struct {
 	data   bytes.Buffer
 	digest [sha256.Size]byte
 	hexBuf [2 * sha256.Size]byte
-	mac    []byte // the hex MAC Chain and Verifier build
+	mac    []byte // the hex MAC Verifier builds
 	macs   macScratch
+	// chain's batch: the hex hash (and MAC) of each event, made one
+	// string at the end; prev, when set, is the PrevHash sumHex hashes in
+	// place of the event's own (the previous event's hash in links).
+	links   []byte
+	prev    []byte
+	prevSet bool
 }
 
 var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
@@ -88,7 +94,12 @@ func (h *hasher) sumHex(ev *Event) []byte {
 	str(ev.ToolCallID)
 	str(ev.CorrelationID)
 	str(ev.CausationID)
-	str(ev.PrevHash)
+	if h.prevSet {
+		b = binary.BigEndian.AppendUint64(b, uint64(len(h.prev)))
+		b = append(b, h.prev...)
+	} else {
+		str(ev.PrevHash)
+	}
 	data := h.compact(ev.storedData())
 	b = binary.BigEndian.AppendUint64(b, uint64(len(data)))
 	h.h.Reset()
@@ -177,26 +188,47 @@ func ChainHashes(batch []Event, current uint64, prev string, key *ChainKey) []st
 	return hashes
 }
 
-// chain is Chain, recording each event's hash in hashes when it is not nil.
+// chain is Chain, recording each event's hash in hashes when it is not
+// nil. The hashes and MACs of the batch are built in one buffer and made
+// one string, which the events' PrevHash and MAC and hashes slice.
 func chain(batch []Event, current uint64, prev string, key *ChainKey, hashes []string) string {
 	h := hashers.Get().(*hasher)
-	defer hashers.Put(h)
+	defer func() {
+		h.prev, h.prevSet = nil, false
+		hashers.Put(h)
+	}()
+	links := h.links[:0]
+	hashLen, macLen := 0, 0
 	for i := range batch {
 		ev := &batch[i]
 		ev.Version = current + uint64(i) + 1
-		ev.PrevHash = prev
-		hb := h.sumHex(ev)
-		ev.KeyID, ev.MAC = "", ""
-		if key != nil {
-			// The hash and the MAC share one allocation.
-			ev.KeyID = key.id
-			h.mac = append(h.mac[:0], hb...)
-			h.mac = key.appendMACBytes(h.mac, hb, &h.macs)
-			both := string(h.mac)
-			prev, ev.MAC = both[:len(hb)], both[len(hb):]
+		if i == 0 {
+			ev.PrevHash = prev
 		} else {
-			prev = string(hb)
+			// The previous event's hash, in links (appends below only
+			// write past it).
+			at := (i - 1) * (hashLen + macLen)
+			h.prev, h.prevSet = links[at:at+hashLen], true
 		}
+		hb := h.sumHex(ev)
+		hashLen = len(hb)
+		links = append(links, hb...)
+		if key != nil {
+			n := len(links)
+			links = key.appendMACBytes(links, hb, &h.macs)
+			macLen = len(links) - n
+		}
+	}
+	h.links = links
+	all := string(links)
+	for i := range batch {
+		ev := &batch[i]
+		at := i * (hashLen + macLen)
+		ev.PrevHash, ev.KeyID, ev.MAC = prev, "", ""
+		if key != nil {
+			ev.KeyID, ev.MAC = key.id, all[at+hashLen:at+hashLen+macLen]
+		}
+		prev = all[at : at+hashLen]
 		if hashes != nil {
 			hashes[i] = prev
 		}
