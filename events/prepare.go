@@ -45,6 +45,12 @@ const DefaultMaxDataBytes = 1 << 20
 //
 // Errors are *Error with Op "append".
 func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
+	return PrepareAppendInto(nil, stream, evs, maxData)
+}
+
+// PrepareAppendInto is PrepareAppend, the prepared batch in dst's array
+// when it has room (a backend that copies the batch away reuses one).
+func PrepareAppendInto(dst []Event, stream string, evs []Event, maxData int) ([]Event, error) {
 	if err := ValidateStream(stream); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -62,7 +68,7 @@ func PrepareAppend(stream string, evs []Event, maxData int) ([]Event, error) {
 		return &Error{Op: "append", Stream: stream, Err: fmt.Errorf("%w: event %d: %s", sentinel, i, fmt.Sprintf(format, args...))}
 	}
 	now := time.Now().UTC()
-	out := make([]Event, len(evs))
+	out := slices.Grow(dst[:0], len(evs))[:len(evs)]
 	// The batch's data is copied into one allocation, each event's capped.
 	var size int
 	for i := range evs {

@@ -104,6 +104,10 @@ func New(opts ...Option) *Store {
 	return s
 }
 
+// batches are the arrays Append prepares batches in (it copies each
+// event into the log).
+var batches = sync.Pool{New: func() any { return new([]events.Event) }}
+
 // Append implements events.Appender. It does not block beyond taking the
 // store's lock.
 func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
@@ -113,10 +117,16 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if s.isClosed() {
 		return events.AppendResult{}, &events.Error{Op: "append", Stream: stream, Err: events.ErrClosed}
 	}
-	batch, err := events.PrepareAppend(stream, evs, s.maxData)
+	bp := batches.Get().(*[]events.Event)
+	defer func() {
+		clear((*bp)[:cap(*bp)]) // let the events' data go
+		batches.Put(bp)
+	}()
+	batch, err := events.PrepareAppendInto(*bp, stream, evs, s.maxData)
 	if err != nil {
 		return events.AppendResult{}, err
 	}
+	*bp = batch
 	refs, err := events.OffloadBlobs(ctx, s, stream, batch, s.inline)
 	if err != nil {
 		return events.AppendResult{}, err
