@@ -74,5 +74,5 @@ func (d *deltaPublisher) publish(ev llm.StreamEvent) {
 	}
 	rec := newRecord(events.TypeModelDelta, d.session, d.run, "", data)
 	rec.Stream = events.SessionStream(d.session)
-	h.live.offer(rec)
+	h.live.offer(rec, d.subject)
 }

@@ -1,8 +1,8 @@
 package actors
 
 import (
-	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/weft-run/weft/events"
 )
@@ -14,45 +14,93 @@ const liveQueue = 4096
 // livePublisher puts the live copies of appended events on their event
 // subjects (weft.evt.session.<id>.<type>) from one goroutine of the host,
 // in the order they were appended, so that an append does not wait for
-// NATS. A copy whose subject nobody listens to (HostConfig.Interest) is
-// not built at all. The log stays the source of truth: a reader that
-// must not miss an event subscribes first, then reads the log, and drops
-// the live copies it read already (RunStream, weft tail).
+// NATS. Whether anyone listens to a copy's subject (HostConfig.Interest)
+// is asked in the appender's goroutine, right after the append: a copy
+// nobody listens to is neither handed over nor built, so an append that
+// nobody watches wakes no other goroutine. The log stays the source of
+// truth: a reader that must not miss an event subscribes first, then
+// reads the log, and drops the live copies it read already (RunStream,
+// weft tail); an event appended before such a subscription is in that
+// read, one appended after it finds the interest.
 type livePublisher struct {
 	h    *Host
 	mu   sync.RWMutex // guards closed against a send on q after close
-	q    chan []record
+	q    chan []liveCopy
 	done chan struct{}
 	// closed: the host is closing; appends after it publish nothing.
 	closed bool
 }
 
 func newLivePublisher(h *Host) *livePublisher {
-	p := &livePublisher{h: h, q: make(chan []record, liveQueue), done: make(chan struct{})}
+	p := &livePublisher{h: h, q: make(chan []liveCopy, liveQueue), done: make(chan struct{})}
 	go p.loop()
 	return p
 }
 
-// enqueue hands the records of one append to the publisher.
+// liveCopy is a record to publish and its subject.
+type liveCopy struct {
+	rec     record
+	subject string
+}
+
+// enqueue hands the records of one append that anyone listens to to the
+// publisher.
 func (p *livePublisher) enqueue(recs []record) {
+	var out []liveCopy
+	for i := range recs {
+		if subject, ok := p.h.listened(&recs[i].Event); ok {
+			if out == nil {
+				out = make([]liveCopy, 0, len(recs)-i)
+			}
+			out = append(out, liveCopy{rec: recs[i], subject: subject})
+		}
+	}
+	if len(out) == 0 {
+		return
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if !p.closed {
-		p.q <- slices.Clone(recs)
+		p.q <- out
 	}
 }
 
+// listened returns the subject of ev's live copy, and whether anyone
+// listens to it (always, without HostConfig.Interest: an external server
+// is not asked). A subject that cannot be built is logged, not published.
+// The subject is asked about in a pooled buffer and made a string only
+// when someone listens: most appends have no live reader.
+func (h *Host) listened(ev *events.Event) (string, bool) {
+	bp := subjectBufs.Get().(*[]byte)
+	defer subjectBufs.Put(bp)
+	b, err := h.subj.AppendEvent((*bp)[:0], ev.Stream, string(ev.Type))
+	*bp = b
+	if err != nil {
+		h.log.Warn("event subject", "err", err)
+		return "", false
+	}
+	// Interest does not keep the subject (HostConfig.Interest), so it may
+	// look at the buffer.
+	if h.cfg.Interest != nil && !h.cfg.Interest(unsafe.String(unsafe.SliceData(b), len(b))) {
+		return "", false
+	}
+	return string(b), true
+}
+
+// subjectBufs are the buffers listened builds subjects in.
+var subjectBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
+
 // offer hands the publisher a record that is published and never
-// recorded (live model output) if it has room for it now, and reports
-// whether it had: live output never makes the run wait.
-func (p *livePublisher) offer(rec record) bool {
+// recorded (live model output) on subject if it has room for it now, and
+// reports whether it had: live output never makes the run wait.
+func (p *livePublisher) offer(rec record, subject string) bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
 		return false
 	}
 	select {
-	case p.q <- []record{rec}:
+	case p.q <- []liveCopy{{rec: rec, subject: subject}}:
 		return true
 	default:
 		return false
@@ -72,26 +120,18 @@ func (p *livePublisher) close() {
 
 func (p *livePublisher) loop() {
 	defer close(p.done)
-	for recs := range p.q {
-		for i := range recs {
-			p.publish(&recs[i])
+	for copies := range p.q {
+		for i := range copies {
+			p.publish(&copies[i].rec, copies[i].subject)
 		}
 	}
 }
 
 // publish puts the live copy of rec, its private surfaces redacted
-// (events.Redact), on its subject (liveSubject) when anyone listens. A
-// copy that cannot be redacted is not published (fail closed).
-func (p *livePublisher) publish(rec *record) {
+// (events.Redact), on subject. A copy that cannot be redacted is not
+// published (fail closed).
+func (p *livePublisher) publish(rec *record, subject string) {
 	h := p.h
-	subject, err := h.liveSubject(&rec.Event)
-	if err != nil {
-		h.log.Warn("event subject", "err", err)
-		return
-	}
-	if h.cfg.Interest != nil && !h.cfg.Interest(subject) {
-		return
-	}
 	live, err := events.Redact(rec.Event)
 	if err != nil {
 		h.log.Warn("event not published live", "stream", rec.Stream, "version", rec.Version, "err", err)

@@ -11,7 +11,9 @@ import (
 // nc's account on this server (including the subscriptions other accounts
 // import through it) matches a subject: what a publisher on nc would
 // reach. The runtime uses it to skip the live copy of an event nobody
-// listens to. nc must be connected to this server.
+// listens to. nc must be connected to this server. The function keeps
+// nothing of the subject it is asked about (the server's sublist walks it
+// without caching it), so a caller may pass one that shares a buffer.
 func (s *Server) Interest(nc *nats.Conn) (func(subject string) bool, error) {
 	cid, err := nc.GetClientID()
 	if err != nil {

@@ -255,14 +255,31 @@ func (s Subjects) Root() string { return s.root }
 // Event returns the subject of an event of type typ in stream, such as
 // "weft.evt.session.42.tool.returned".
 func (s Subjects) Event(stream, typ string) (string, error) {
-	cat, id, err := StreamTokens(stream)
+	var buf [128]byte
+	b, err := s.AppendEvent(buf[:0], stream, typ)
 	if err != nil {
 		return "", err
 	}
-	if err := checkDotted("event type", typ); err != nil {
-		return "", err
+	return string(b), nil
+}
+
+// AppendEvent appends the subject Event returns to dst (for a caller that
+// asks about a subject without keeping it).
+func (s Subjects) AppendEvent(dst []byte, stream, typ string) ([]byte, error) {
+	cat, id, err := StreamTokens(stream)
+	if err != nil {
+		return dst, err
 	}
-	return s.root + ".evt." + cat + "." + id + "." + typ, nil
+	if err := checkDotted("event type", typ); err != nil {
+		return dst, err
+	}
+	dst = append(dst, s.root...)
+	dst = append(dst, ".evt."...)
+	dst = append(dst, cat...)
+	dst = append(dst, '.')
+	dst = append(dst, id...)
+	dst = append(dst, '.')
+	return append(dst, typ...), nil
 }
 
 // StreamEvents returns the filter matching every event of stream, such as
