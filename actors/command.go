@@ -147,17 +147,19 @@ func (h *Host) commandLocal(ctx context.Context, id, verb string, body any) (Com
 
 // sendCommand puts cmd into the mailbox of session id's actor, spawning
 // (and so rebuilding) the actor when the session has none in this process.
+// A command is not carried (see carried): its caller must stay free to
+// leave at its context's end.
 func (h *Host) sendCommand(id string, cmd *command) error {
 	cmd.session = id
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Under the lock passivation takes: a command sent to an actor is in
 	// its mailbox before the actor can decide to stop.
-	pid, err := h.sessionLocked(id)
+	ref, err := h.sessionLocked(id)
 	if err != nil {
 		return err
 	}
-	h.system.Root.Send(pid, cmd)
+	h.system.Root.Send(ref.pid, cmd)
 	return nil
 }
 
@@ -169,7 +171,11 @@ func (h *Host) onDeadLetter(evt any) {
 	if !ok {
 		return
 	}
-	if cmd, ok := dl.Message.(*command); ok {
+	msg := dl.Message
+	if c, ok := msg.(*carried); ok {
+		msg = c.msg
+	}
+	if cmd, ok := msg.(*command); ok {
 		cmd.answer(CommandReply{Error: commandError(cmd.verb, cmd.session, ErrUnavailable, "the session's actor stopped before it read the command; retry")})
 	}
 }

@@ -41,6 +41,8 @@ type HostConfig struct {
 	// Interest reports whether anyone subscribes to an event subject (the
 	// embedded server knows: bus.Server.Interest); the live copy of an
 	// event nobody listens to is not built. nil: every copy is published.
+	// It must not keep the subject string it is given (the host may pass
+	// one that shares a buffer it reuses).
 	Interest func(subject string) bool
 	// SessionIdle is how long the actor of a settled session waits for a
 	// message before it stops, to be rebuilt from the log on its next
@@ -89,7 +91,7 @@ type Host struct {
 
 	mu       sync.Mutex
 	agents   map[string]*agentVersions
-	sessions map[string]*actor.PID
+	sessions map[string]sessionRef
 	watchers map[string][]chan Outcome
 	// observers hear every outcome notify tells (OnSettled).
 	observers []func(Outcome)
@@ -177,7 +179,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		cfg: cfg, subj: subj, log: logger,
 		system:   actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(discard{}) })),
 		agents:   map[string]*agentVersions{},
-		sessions: map[string]*actor.PID{},
+		sessions: map[string]sessionRef{},
 		watchers: map[string][]chan Outcome{},
 		dispatch: newDispatcher(),
 		done:     make(chan struct{}),
@@ -350,27 +352,45 @@ func respond(m *nats.Msg, r CommandReply) {
 	_ = m.Respond(b)
 }
 
+// sessionRef is a session actor of this host, and its mailbox (which the
+// senders of carried messages run).
+type sessionRef struct {
+	pid *actor.PID
+	box *mailbox
+}
+
+// carry posts msg to session actor ref and runs its mailbox in the
+// calling goroutine (see carried): for a goroutine that has nothing else
+// to do until the session answers, or that ends after sending.
+func (h *Host) carry(ref sessionRef, msg any) {
+	h.system.Root.Send(ref.pid, &carried{msg: msg})
+	ref.box.carry(false)
+}
+
 // session returns the actor of session id, spawning it if needed.
-func (h *Host) session(id string) (*actor.PID, error) {
+func (h *Host) session(id string) (sessionRef, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.sessionLocked(id)
 }
 
 // sessionLocked is session, called with h.mu held.
-func (h *Host) sessionLocked(id string) (*actor.PID, error) {
+func (h *Host) sessionLocked(id string) (sessionRef, error) {
 	if h.closed {
-		return nil, ErrHostClosed
+		return sessionRef{}, ErrHostClosed
 	}
-	if pid, ok := h.sessions[id]; ok {
-		return pid, nil
+	if ref, ok := h.sessions[id]; ok {
+		return ref, nil
 	}
 	if err := events.ValidateStream(events.SessionStream(id)); err != nil {
-		return nil, err
+		return sessionRef{}, err
 	}
-	pid := h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id) }, h.props...))
-	h.sessions[id] = pid
-	return pid, nil
+	box := &mailbox{}
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id, box) },
+		append(slices.Clip(h.props), actor.WithMailbox(func() actor.Mailbox { return box }))...)
+	ref := sessionRef{pid: h.system.Root.Spawn(props), box: box}
+	h.sessions[id] = ref
+	return ref, nil
 }
 
 // Outcome is the state of a run when it settles (waits or ends): what a
@@ -619,11 +639,11 @@ func (h *Host) carryOn(ctx context.Context, id string) (bool, error) {
 			return false, nil // another live node drives it
 		}
 	}
-	pid, err := h.session(id)
+	ref, err := h.session(id)
 	if err != nil {
 		return false, fmt.Errorf("recover session %q: %w", id, err)
 	}
-	h.system.Root.Send(pid, &advance{})
+	h.system.Root.Send(ref.pid, &advance{})
 	return true, nil
 }
 
@@ -642,8 +662,8 @@ func (h *Host) Close() error {
 	close(h.done)
 	h.endLife()
 	pids := make([]*actor.PID, 0, len(h.sessions))
-	for _, p := range h.sessions {
-		pids = append(pids, p)
+	for _, ref := range h.sessions {
+		pids = append(pids, ref.pid)
 	}
 	h.mu.Unlock()
 	for _, s := range h.subs {

@@ -27,14 +27,14 @@ type batchRunner interface {
 // startBatch starts batch b of session pid: in goroutines when all its
 // calls are local, in a scheduler actor (a child of the session) when any
 // of them goes to remote workers.
-func (h *Host) startBatch(c actor.Context, b *scheduleBatch) batchRunner {
+func (h *Host) startBatch(c actor.Context, a *sessionActor, b *scheduleBatch) batchRunner {
 	for _, call := range b.calls {
 		if h.IsRemoteTool(call.Name) {
 			return schedulerRunner{h: h, pid: c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedulerActor{h: h, batch: b} }, h.props...))}
 		}
 	}
-	lb := &localBatch{h: h, session: c.Self(), batch: b}
-	lb.start()
+	lb := &localBatch{h: h, session: a.ref(), batch: b}
+	lb.start(a.start)
 	return lb
 }
 
@@ -53,48 +53,55 @@ func (s schedulerRunner) stop() { s.h.system.Root.Stop(s.pid) }
 // batch finished, after its own return.
 type localBatch struct {
 	h       *Host
-	session *actor.PID
+	session sessionRef // each report is carried to it (see carried)
 	batch   *scheduleBatch
 	open    atomic.Int32
 }
 
 func (lb *localBatch) stop() {}
 
-func (lb *localBatch) start() {
+// start starts the batch's calls as tasks of the session (with start):
+// one for a sequential batch, one per call otherwise; the task that ends
+// the batch ends with batchFinished.
+func (lb *localBatch) start(start func(task)) {
 	calls := lb.batch.calls
+	finished := &batchFinished{runID: lb.batch.runID}
 	if lb.batch.sequential {
-		go func() {
+		start(func(r *runner) any {
 			for _, call := range calls {
-				lb.started(call)
-				lb.h.executeLocal(call, lb.toSession)
+				lb.started(call, r.deliver)
+				lb.h.executeLocal(call, lb.to(r.deliver))
 			}
-			lb.finished()
-		}()
+			return finished
+		})
 		return
 	}
 	lb.open.Store(int32(len(calls)))
 	for _, call := range calls {
-		lb.started(call)
-		go func() {
-			lb.h.executeLocal(call, lb.toSession)
+		lb.started(call, lb.carry)
+		start(func(r *runner) any {
+			lb.h.executeLocal(call, lb.to(r.deliver))
 			if lb.open.Add(-1) == 0 {
-				lb.finished()
+				return finished
 			}
-		}()
+			return nil
+		})
 	}
 }
 
-func (lb *localBatch) started(call ToolRequest) {
-	lb.toSession(ToolReport{Type: ReportStarted, CallID: call.CallID, Tool: call.Name, Attempt: 1})
+func (lb *localBatch) started(call ToolRequest, deliver func(any)) {
+	lb.to(deliver)(ToolReport{Type: ReportStarted, CallID: call.CallID, Tool: call.Name, Attempt: 1})
 }
 
-func (lb *localBatch) toSession(r ToolReport) {
-	lb.h.system.Root.Send(lb.session, &toolMsg{runID: lb.batch.runID, report: r})
+// to returns the function that hands a report of the batch to the
+// session with deliver.
+func (lb *localBatch) to(deliver func(any)) func(ToolReport) {
+	return func(r ToolReport) { deliver(&toolMsg{runID: lb.batch.runID, report: r}) }
 }
 
-func (lb *localBatch) finished() {
-	lb.h.system.Root.Send(lb.session, &batchFinished{runID: lb.batch.runID})
-}
+// carry carries msg to the session (from the session actor itself, it
+// only queues it: the actor reads it next).
+func (lb *localBatch) carry(msg any) { lb.h.carry(lb.session, msg) }
 
 // executeLocal executes call req of a local tool through the registry of
 // its run and hands each report to deliver, the returned one last.

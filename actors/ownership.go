@@ -190,11 +190,10 @@ func (h *Host) deliver(m *nats.Msg, id, verb string) {
 // or takeover rebuilds it from the stream.
 func (h *Host) standDown(id string, pid *actor.PID) {
 	h.mu.Lock()
-	cur, ok := h.sessions[id]
-	if ok && (pid == nil || cur.Equal(pid)) {
+	var cur *actor.PID
+	if ref, ok := h.sessions[id]; ok && (pid == nil || ref.pid.Equal(pid)) {
 		delete(h.sessions, id)
-	} else {
-		cur = nil
+		cur = ref.pid
 	}
 	closed := h.closed
 	h.mu.Unlock()

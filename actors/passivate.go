@@ -65,7 +65,7 @@ func (a *sessionActor) armIdle(self *actor.PID) {
 	left := a.h.sessionIdle() - time.Since(a.lastActive)
 	a.idleArmed = true
 	if a.idleTimer == nil {
-		a.idleTimer = time.AfterFunc(left, func() { a.h.system.Root.Send(self, &idleCheck{}) })
+		a.idleTimer = time.AfterFunc(left, func() { a.h.carry(sessionRef{pid: self, box: a.box}, &idleCheck{}) })
 		return
 	}
 	a.idleTimer.Reset(left)
@@ -96,7 +96,7 @@ func (a *sessionActor) passivate(c actor.Context) {
 	}
 	h := a.h
 	h.mu.Lock()
-	if cur, ok := h.sessions[a.id]; ok && cur.Equal(c.Self()) {
+	if cur, ok := h.sessions[a.id]; ok && cur.pid.Equal(c.Self()) {
 		delete(h.sessions, a.id)
 	}
 	h.mu.Unlock()

@@ -142,7 +142,7 @@ func TestCommandRacingReleaseIsCarriedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-store.held // the actor is in its last append of r1
-	pid, err := h.session("s")
+	ref, err := h.session("s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestCommandRacingReleaseIsCarriedOut(t *testing.T) {
 	// Behind the append in the mailbox: the idle timer's message, then a
 	// command. The actor releases itself on the first, and must pass the
 	// second on.
-	h.system.Root.Send(pid, &idleCheck{})
+	h.system.Root.Send(ref.pid, &idleCheck{})
 	replies := make(chan CommandReply, 1)
 	second, stop2 := h.Watch("r2")
 	defer stop2()

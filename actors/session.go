@@ -36,6 +36,7 @@ type sessionActor struct {
 	st      *SessionState // nil: not loaded yet (see load)
 	loadErr error         // why the last load failed
 	self    *actor.PID
+	box     *mailbox   // the actor's mailbox (see carried)
 	life    *actor.PID // the lifecycle actor: spawned by the first preparation with toolsets
 	run     *runMem
 	models  chan struct{} // counts model goroutines; see Stopping
@@ -90,9 +91,12 @@ type runMem struct {
 	meta     map[string]any
 }
 
-func newSessionActor(h *Host, id string) *sessionActor {
-	return &sessionActor{h: h, id: id, stream: events.SessionStream(id), models: make(chan struct{}, 1<<16)}
+func newSessionActor(h *Host, id string, box *mailbox) *sessionActor {
+	return &sessionActor{h: h, id: id, box: box, stream: events.SessionStream(id), models: make(chan struct{}, 1<<16)}
 }
+
+// ref is the actor as its host keeps it (to carry messages to it).
+func (a *sessionActor) ref() sessionRef { return sessionRef{pid: a.self, box: a.box} }
 
 // Receive implements actor.Actor.
 func (a *sessionActor) Receive(c actor.Context) {

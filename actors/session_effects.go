@@ -81,21 +81,20 @@ func (a *sessionActor) prepare(c actor.Context, e effPrepare) {
 	}
 }
 
-// callModel runs model request req in a goroutine (through its stream
-// when the model streams, see askModel), which validates a final output
-// and reports back with a modelReply.
+// callModel runs model request req as a task (through its stream when
+// the model streams, see askModel), which validates a final output and
+// reports back with a modelReply.
 func (a *sessionActor) callModel(req *llm.Request) {
 	m := a.run
 	if m == nil || m.id != req.Run.RunID {
 		return
 	}
 	m.f = m.f.performed(effCallModel{req: req})
-	run, step, self, ctx, model, validators, session, spec := req.Run.RunID, req.Run.Step, a.self, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id, m.spec
-	go func() {
+	run, step, ctx, model, validators, session, spec := req.Run.RunID, req.Run.Step, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id, m.spec
+	a.start(func(*runner) any {
 		req, amended, herr := runRequestHooks(ctx, spec.RequestHooks, req)
 		if herr != nil {
-			a.h.system.Root.Send(self, &modelReply{runID: run, step: step, capability: herr.Error()})
-			return
+			return &modelReply{runID: run, step: step, capability: herr.Error()}
 		}
 		resp, err := a.h.askModel(ctx, model, session, req)
 		var rejected, capability string
@@ -107,8 +106,8 @@ func (a *sessionActor) callModel(req *llm.Request) {
 				}
 			}
 		}
-		a.h.system.Root.Send(self, &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected, capability: capability, amended: amended})
-	}()
+		return &modelReply{runID: run, step: step, resp: resp, err: err, rejected: rejected, capability: capability, amended: amended}
+	})
 }
 
 // dispatch runs batch e (see startBatch): local calls in goroutines of
@@ -121,7 +120,7 @@ func (a *sessionActor) dispatch(c actor.Context, e effDispatch) {
 	}
 	m.f = m.f.performed(e)
 	b := &scheduleBatch{runID: e.run, calls: e.calls, sequential: e.sequential}
-	m.scheduler, m.batch = a.h.startBatch(c, b), b
+	m.scheduler, m.batch = a.h.startBatch(c, a, b), b
 }
 
 // releaseHeld handles the resumes held for a preparation, in the order
