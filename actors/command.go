@@ -171,11 +171,7 @@ func (h *Host) onDeadLetter(evt any) {
 	if !ok {
 		return
 	}
-	msg := dl.Message
-	if c, ok := msg.(*carried); ok {
-		msg = c.msg
-	}
-	if cmd, ok := msg.(*command); ok {
+	if cmd, ok := dl.Message.(*command); ok {
 		cmd.answer(CommandReply{Error: commandError(cmd.verb, cmd.session, ErrUnavailable, "the session's actor stopped before it read the command; retry")})
 	}
 }

@@ -11,6 +11,7 @@ import (
 // modelReply is the outcome of a model request the session actor made
 // (callModel): an input of the core.
 type modelReply struct {
+	carriedFlag
 	runID string
 	step  int
 	resp  *llm.Response

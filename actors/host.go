@@ -362,8 +362,9 @@ type sessionRef struct {
 // carry posts msg to session actor ref and runs its mailbox in the
 // calling goroutine (see carried): for a goroutine that has nothing else
 // to do until the session answers, or that ends after sending.
-func (h *Host) carry(ref sessionRef, msg any) {
-	h.system.Root.Send(ref.pid, &carried{msg: msg})
+func (h *Host) carry(ref sessionRef, msg carried) {
+	msg.markCarried()
+	h.system.Root.Send(ref.pid, msg)
 	ref.box.carry(false)
 }
 
@@ -382,11 +383,12 @@ func (h *Host) sessionLocked(id string) (sessionRef, error) {
 	if ref, ok := h.sessions[id]; ok {
 		return ref, nil
 	}
-	if err := events.ValidateStream(events.SessionStream(id)); err != nil {
+	stream := events.SessionStream(id)
+	if err := events.ValidateStream(stream); err != nil {
 		return sessionRef{}, err
 	}
 	box := &mailbox{}
-	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id, box) },
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id, stream, box) },
 		append(slices.Clip(h.props), actor.WithMailbox(func() actor.Mailbox { return box }))...)
 	ref := sessionRef{pid: h.system.Root.Spawn(props), box: box}
 	h.sessions[id] = ref

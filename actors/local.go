@@ -67,7 +67,7 @@ func (lb *localBatch) start(start func(task)) {
 	calls := lb.batch.calls
 	finished := &batchFinished{runID: lb.batch.runID}
 	if lb.batch.sequential {
-		start(func(r *runner) any {
+		start(func(r *runner) carried {
 			for _, call := range calls {
 				lb.started(call, r.deliver)
 				lb.h.executeLocal(call, lb.to(r.deliver))
@@ -79,7 +79,7 @@ func (lb *localBatch) start(start func(task)) {
 	lb.open.Store(int32(len(calls)))
 	for _, call := range calls {
 		lb.started(call, lb.carry)
-		start(func(r *runner) any {
+		start(func(r *runner) carried {
 			lb.h.executeLocal(call, lb.to(r.deliver))
 			if lb.open.Add(-1) == 0 {
 				return finished
@@ -89,19 +89,19 @@ func (lb *localBatch) start(start func(task)) {
 	}
 }
 
-func (lb *localBatch) started(call ToolRequest, deliver func(any)) {
+func (lb *localBatch) started(call ToolRequest, deliver func(carried)) {
 	lb.to(deliver)(ToolReport{Type: ReportStarted, CallID: call.CallID, Tool: call.Name, Attempt: 1})
 }
 
 // to returns the function that hands a report of the batch to the
 // session with deliver.
-func (lb *localBatch) to(deliver func(any)) func(ToolReport) {
+func (lb *localBatch) to(deliver func(carried)) func(ToolReport) {
 	return func(r ToolReport) { deliver(&toolMsg{runID: lb.batch.runID, report: r}) }
 }
 
 // carry carries msg to the session (from the session actor itself, it
 // only queues it: the actor reads it next).
-func (lb *localBatch) carry(msg any) { lb.h.carry(lb.session, msg) }
+func (lb *localBatch) carry(msg carried) { lb.h.carry(lb.session, msg) }
 
 // executeLocal executes call req of a local tool through the registry of
 // its run and hands each report to deliver, the returned one last.

@@ -13,10 +13,20 @@ import (
 // (a model request's, a local call's, a timer's) processes the session's
 // messages itself. A hand-over between goroutines costs a wake-up of
 // another thread (a futex call on each side, several per run); a carried
-// message costs none. The mailbox unwraps it: the actor never sees the
-// wrapper. Commands are not carried: their callers must stay free to
-// leave at their context's end.
-type carried struct{ msg any }
+// message costs none. Commands are not carried: their callers must stay
+// free to leave at their context's end.
+type carried interface {
+	markCarried()
+	isCarried() bool
+}
+
+// carriedFlag makes a message type carried: set by its carrier, and not
+// by the actors that send the same type the usual way (a scheduler
+// actor's toolMsg).
+type carriedFlag struct{ carry bool }
+
+func (f *carriedFlag) markCarried()    { f.carry = true }
+func (f *carriedFlag) isCarried() bool { return f.carry }
 
 // carryBudget is how many messages a carrier processes before it hands
 // the rest of the mailbox to the dispatcher: a carrier of a busy session
@@ -43,6 +53,9 @@ type mailbox struct {
 	// (see task); only the running goroutine reads or writes them.
 	taking bool
 	next   task
+	// run is process for the dispatcher, made once (by the goroutine that
+	// set the mailbox running first).
+	run func()
 }
 
 const (
@@ -55,7 +68,7 @@ var _ actor.Mailbox = (*mailbox)(nil)
 // PostUserMessage implements actor.Mailbox.
 func (m *mailbox) PostUserMessage(msg any) {
 	m.push(&m.user, msg)
-	if _, ok := msg.(*carried); !ok {
+	if c, ok := msg.(carried); !ok || !c.isCarried() {
 		m.schedule()
 	}
 }
@@ -103,15 +116,20 @@ func (m *mailbox) pop() (msg any, system bool) {
 	return m.user.pop(), false
 }
 
-// fifo is a queue of messages in a ring that grows.
+// fifo is a queue of messages in a ring that grows (from one of its own
+// of four, which most sessions never outgrow).
 type fifo struct {
 	ring    []any
 	head, n int
+	small   [4]any
 }
 
 func (q *fifo) push(v any) {
+	if q.ring == nil {
+		q.ring = q.small[:]
+	}
 	if q.n == len(q.ring) {
-		ring := make([]any, max(4, 2*len(q.ring)))
+		ring := make([]any, 2*len(q.ring))
 		for i := range q.n {
 			ring[i] = q.ring[(q.head+i)%len(q.ring)]
 		}
@@ -132,8 +150,17 @@ func (q *fifo) pop() any {
 // schedule runs the mailbox on the dispatcher unless it runs already.
 func (m *mailbox) schedule() {
 	if m.status.CompareAndSwap(boxIdle, boxRunning) {
-		m.dispatch.Schedule(func() { m.process(-1, false) })
+		m.dispatch.Schedule(m.dispatched())
 	}
+}
+
+// dispatched returns the mailbox's run for the dispatcher. Only the
+// goroutine that set the mailbox running calls it.
+func (m *mailbox) dispatched() func() {
+	if m.run == nil {
+		m.run = func() { m.process(-1, false) }
+	}
+	return m.run
 }
 
 // carry runs the mailbox in the calling goroutine unless it runs
@@ -158,7 +185,7 @@ func (m *mailbox) process(budget int, taking bool) (t task) {
 		for {
 			if budget == 0 {
 				t = m.take(t)
-				m.dispatch.Schedule(func() { m.process(-1, false) })
+				m.dispatch.Schedule(m.dispatched())
 				return t
 			}
 			if !m.runOne() {
@@ -217,9 +244,6 @@ func (m *mailbox) runOne() (ran bool) {
 		}
 	}()
 	if !system {
-		if c, ok := msg.(*carried); ok {
-			msg = c.msg
-		}
 		m.invoker.InvokeUserMessage(msg)
 		return true
 	}
@@ -241,7 +265,7 @@ func (m *mailbox) runOne() (ran bool) {
 // the actor's mailbox when the actor starts it (taking): a model request's
 // goroutine runs the tool calls the reply asks for, a call's goroutine the
 // next model request, without a hand-over between goroutines.
-type task func(r *runner) any
+type task func(r *runner) carried
 
 // runner is a goroutine that runs tasks of one session actor.
 type runner struct {
@@ -251,8 +275,9 @@ type runner struct {
 }
 
 // deliver carries msg to the runner's actor, taking the task it starts.
-func (r *runner) deliver(msg any) {
-	r.h.system.Root.Send(r.ref.pid, &carried{msg: msg})
+func (r *runner) deliver(msg carried) {
+	msg.markCarried()
+	r.h.system.Root.Send(r.ref.pid, msg)
 	if t := r.ref.box.carry(true); t != nil {
 		r.next = append(r.next, t)
 	}

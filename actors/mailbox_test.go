@@ -27,6 +27,9 @@ func (p *boxProbe) InvokeUserMessage(msg any) {
 		p.t.Error("two goroutines ran the mailbox at once")
 	}
 	defer p.inside.Add(-1)
+	if pm, ok := msg.(*probeMsg); ok {
+		msg = pm.v
+	}
 	p.mu.Lock()
 	p.got = append(p.got, msg)
 	p.mu.Unlock()
@@ -54,6 +57,20 @@ func (p *boxProbe) runScheduled() int {
 	return len(fns)
 }
 
+// probeMsg is a carried message of the tests; its value is what the probe
+// records.
+type probeMsg struct {
+	carriedFlag
+	v any
+}
+
+// carry returns a carried message of v.
+func carry(v any) *probeMsg {
+	m := &probeMsg{v: v}
+	m.markCarried()
+	return m
+}
+
 func newProbedBox(t *testing.T) (*mailbox, *boxProbe) {
 	p := &boxProbe{t: t}
 	m := &mailbox{}
@@ -61,11 +78,11 @@ func newProbedBox(t *testing.T) (*mailbox, *boxProbe) {
 	return m, p
 }
 
-// A carried message is not scheduled: its sender runs the mailbox, and the
-// actor sees the message, not the wrapper. Any other message is scheduled.
+// A carried message is not scheduled: its sender runs the mailbox. Any
+// other message is scheduled, a carriable type whose flag is not set too.
 func TestMailboxCarriedMessageRunsInItsSender(t *testing.T) {
 	m, p := newProbedBox(t)
-	m.PostUserMessage(&carried{msg: "a"})
+	m.PostUserMessage(carry("a"))
 	if len(p.scheduled) != 0 || len(p.got) != 0 {
 		t.Fatalf("a carried message was scheduled (%d) or run (%v) before it was carried", len(p.scheduled), p.got)
 	}
@@ -75,7 +92,7 @@ func TestMailboxCarriedMessageRunsInItsSender(t *testing.T) {
 	if !slices.Equal(p.got, []any{"a"}) {
 		t.Fatalf("after carry the actor saw %v, want [a]", p.got)
 	}
-	m.PostUserMessage("b")
+	m.PostUserMessage(&probeMsg{v: "b"})
 	if p.runScheduled() != 1 || !slices.Equal(p.got, []any{"a", "b"}) {
 		t.Fatalf("a plain message: actor saw %v, want it scheduled and run", p.got)
 	}
@@ -90,7 +107,7 @@ func TestMailboxStartedWaitsForTheFirstMessage(t *testing.T) {
 	if len(p.scheduled) != 0 {
 		t.Fatal("Started was scheduled on its own")
 	}
-	m.PostUserMessage(&carried{msg: "cmd"})
+	m.PostUserMessage(carry("cmd"))
 	m.carry(false)
 	if len(p.got) != 2 || p.got[1] != "cmd" {
 		t.Fatalf("actor saw %v, want Started then cmd", p.got)
@@ -117,7 +134,7 @@ func TestMailboxCarrierHandsOverAfterItsBudget(t *testing.T) {
 	m, p := newProbedBox(t)
 	n := carryBudget + 10
 	for i := range n {
-		m.PostUserMessage(&carried{msg: i})
+		m.PostUserMessage(carry(i))
 	}
 	m.carry(false)
 	if len(p.got) != carryBudget || len(p.scheduled) != 1 {
@@ -141,15 +158,15 @@ func TestMailboxTakingCarrierGetsTheFirstTask(t *testing.T) {
 	m, p := newProbedBox(t)
 	var offered []bool
 	p.onInvoke = func(any) {
-		offered = append(offered, m.offer(func(*runner) any { return "x" }), m.offer(func(*runner) any { return "y" }))
+		offered = append(offered, m.offer(func(*runner) carried { return carry("x") }), m.offer(func(*runner) carried { return carry("y") }))
 	}
-	m.PostUserMessage(&carried{msg: "reply"})
+	m.PostUserMessage(carry("reply"))
 	next := m.carry(true)
-	if next == nil || next(nil) != "x" || !slices.Equal(offered, []bool{true, false}) {
+	if next == nil || next(nil).(*probeMsg).v != "x" || !slices.Equal(offered, []bool{true, false}) {
 		t.Fatalf("taking carrier: task %v, offers %v; want the first task, offers [true false]", next, offered)
 	}
 	offered = nil
-	m.PostUserMessage(&carried{msg: "again"})
+	m.PostUserMessage(carry("again"))
 	if next := m.carry(false); next != nil || !slices.Equal(offered, []bool{false, false}) {
 		t.Fatalf("carrier that does not take: task %v, offers %v", next, offered)
 	}
@@ -171,7 +188,7 @@ func TestMailboxConcurrentCarriers(t *testing.T) {
 					m.PostUserMessage(s*each + i) // scheduled
 					continue
 				}
-				m.PostUserMessage(&carried{msg: s*each + i})
+				m.PostUserMessage(carry(s*each + i))
 				m.carry(i%2 == 0)
 			}
 		}()

@@ -46,7 +46,7 @@ func (a *sessionActor) quiet() bool {
 }
 
 // idleCheck is the idle timer's message to its session actor.
-type idleCheck struct{}
+type idleCheck struct{ carriedFlag }
 
 // touch notes that the actor handled msg: any message but the idle
 // timer's own is activity.

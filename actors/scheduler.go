@@ -72,12 +72,16 @@ type scheduleBatch struct {
 
 // toolMsg carries a call's report to the session.
 type toolMsg struct {
+	carriedFlag
 	runID  string
 	report ToolReport
 }
 
 // batchFinished tells the session that every call of the batch returned.
-type batchFinished struct{ runID string }
+type batchFinished struct {
+	carriedFlag
+	runID string
+}
 
 // remoteCall is a call sent to remote workers that has not returned.
 type remoteCall struct {

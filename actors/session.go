@@ -6,7 +6,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -39,7 +38,6 @@ type sessionActor struct {
 	box     *mailbox   // the actor's mailbox (see carried)
 	life    *actor.PID // the lifecycle actor: spawned by the first preparation with toolsets
 	run     *runMem
-	models  chan struct{} // counts model goroutines; see Stopping
 	// queued are tool events (tool.started, tool.retried, tool.progress,
 	// tool.returned) not appended yet: the actor appends them together
 	// when it has read the tool reports already in its mailbox (a
@@ -49,8 +47,7 @@ type sessionActor struct {
 	flushing bool
 	// pend are events applied ahead of their append, to go in the next
 	// one (see session_fuse.go); always appended before Receive returns.
-	pend  *pendingAppend
-	spare *pendingAppend // a used one, for the next hold
+	pend *pendingAppend
 	// down: an append found another writer's events (the fence); the
 	// actor stands down and appends nothing more (see "Ownership").
 	down bool
@@ -91,8 +88,8 @@ type runMem struct {
 	meta     map[string]any
 }
 
-func newSessionActor(h *Host, id string, box *mailbox) *sessionActor {
-	return &sessionActor{h: h, id: id, box: box, stream: events.SessionStream(id), models: make(chan struct{}, 1<<16)}
+func newSessionActor(h *Host, id, stream string, box *mailbox) *sessionActor {
+	return &sessionActor{h: h, id: id, box: box, stream: stream}
 }
 
 // ref is the actor as its host keeps it (to carry messages to it).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/weft-run/weft/events"
@@ -44,6 +45,9 @@ func (a *sessionActor) load() error {
 	return nil
 }
 
+// eventBufs are the slices write hands its events to the store in.
+var eventBufs = sync.Pool{New: func() any { return new([]events.Event) }}
+
 // append writes recs in one append (all of them or none): see write.
 func (a *sessionActor) append(recs ...record) error { return a.write(false, recs...) }
 
@@ -80,10 +84,16 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 		return a.writeFused(p, before, steps, recs)
 	}
 	stream := a.stream
-	evs := make([]events.Event, len(recs))
+	bp := eventBufs.Get().(*[]events.Event)
+	evs := (*bp)[:0]
 	for i := range recs {
-		evs[i] = recs[i].Event
+		evs = append(evs, recs[i].Event)
 	}
+	defer func() {
+		clear(evs) // the store keeps none of them
+		*bp = evs[:0]
+		eventBufs.Put(bp)
+	}()
 	ctx := a.store.get()
 	var res events.AppendResult
 	var err error

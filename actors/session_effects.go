@@ -91,7 +91,7 @@ func (a *sessionActor) callModel(req *llm.Request) {
 	}
 	m.f = m.f.performed(effCallModel{req: req})
 	run, step, ctx, model, validators, session, spec := req.Run.RunID, req.Run.Step, m.entry.ctx, m.spec.Model, m.spec.OutputValidators, a.id, m.spec
-	a.start(func(*runner) any {
+	a.start(func(*runner) carried {
 		req, amended, herr := runRequestHooks(ctx, spec.RequestHooks, req)
 		if herr != nil {
 			return &modelReply{runID: run, step: step, capability: herr.Error()}

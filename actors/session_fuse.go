@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/weft-run/weft/events"
@@ -40,6 +41,9 @@ type pendingAppend struct {
 	evs     []events.Event // the append's events (scratch)
 }
 
+// pendings are the host processes' pendingAppends, reused (see hold).
+var pendings = sync.Pool{New: func() any { return new(pendingAppend) }}
+
 type pendingReply struct {
 	cmd *command
 	e   effReply
@@ -74,12 +78,9 @@ func (a *sessionActor) inPlace(e effect) bool {
 func (a *sessionActor) hold(d decision, cmd *command) error {
 	p := a.pend
 	if p == nil {
-		// One per actor, reused: a run holds a few times.
-		p = a.spare
-		if p == nil {
-			p = &pendingAppend{}
-		}
-		a.spare = nil
+		// From the host's pool (writeFused puts it back): a session of
+		// one run holds a few times, and its actor may be new.
+		p = pendings.Get().(*pendingAppend)
 		*p = pendingAppend{base: a.st.Version, baseHash: a.st.LastHash,
 			recs: p.recs[:0], before: p.before[:0], replies: p.replies[:0], evs: p.evs[:0]}
 	}
@@ -115,7 +116,14 @@ func (a *sessionActor) flushPending() error {
 // version before p; it gives the held events what the store gave their
 // copies, applies recs, publishes them all and answers p's commands.
 func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bool, recs []record) error {
-	defer func() { a.spare = p }()
+	defer func() {
+		if p == nil {
+			return // the call below that took p back put it back
+		}
+		clear(p.recs[:cap(p.recs)]) // let the records' data go
+		clear(p.replies[:cap(p.replies)])
+		pendings.Put(p)
+	}()
 	n := len(p.recs)
 	all := append(p.recs, recs...)
 	p.recs = all
@@ -136,7 +144,9 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 			// recs: the held events go alone, then recs as they would
 			// have without fusing (failTooLarge names the right one).
 			p.recs = all[:n]
-			if err := a.writeFused(p, p.before, false, nil); err != nil {
+			err := a.writeFused(p, p.before, false, nil)
+			p = nil // put back by that call
+			if err != nil {
 				return err
 			}
 			return a.write(steps, recs...)
