@@ -89,6 +89,20 @@
 // session actor's store appends (and its initial stream read) do happen in
 // Receive: they are the actor's state transitions.
 //
+// A session actor's mailbox (mailbox.go) keeps protoactor's contract but
+// not always its goroutine. A model request and a batch's local calls are
+// tasks the actor starts; the goroutine of a task (a runner) carries the
+// message it ends with to the actor itself: it runs the actor's mailbox
+// until it is empty (carryBudget messages at most, then the dispatcher
+// takes over), and takes the first task the actor starts meanwhile to run
+// next. So the model request's goroutine runs the calls its reply asks
+// for, and a call's goroutine the next model request: a one-call run
+// hands over between goroutines twice (the command to the actor, the
+// outcome to its caller) instead of after every message, each hand-over
+// being a wake-up of another thread. Commands are not carried (their
+// callers must stay free to leave at their context's end), nor is any
+// message from another actor; those run the mailbox on the dispatcher.
+//
 // # Subjects and messages (PROTOCOL)
 //
 // All bodies are JSON. The commands' are this package's (protocol.go). The
