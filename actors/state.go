@@ -248,17 +248,17 @@ func (s *SessionState) applyHashed(rec record, hash string) error {
 	return nil
 }
 
-func decode[T any](rec record) (*T, error) {
+func decode[T any](rec record) (T, error) {
 	if d, ok := rec.data.(T); ok {
-		return &d, nil
+		return d, nil // by value: a pointer to it would be an allocation per event
 	}
 	ev := rec.Event
-	v := new(T)
+	var v T
 	if len(ev.Data) == 0 {
 		return v, nil
 	}
-	if err := json.Unmarshal(ev.Data, v); err != nil {
-		return nil, fmt.Errorf("%w: %v", events.ErrMalformed, err)
+	if err := json.Unmarshal(ev.Data, &v); err != nil {
+		return v, fmt.Errorf("%w: %v", events.ErrMalformed, err)
 	}
 	return v, nil
 }
@@ -272,9 +272,11 @@ func (s *SessionState) apply(rec record) error {
 		}
 		prompt, typed := rec.extra.(string)
 		if !typed && len(d.Input) > 0 {
-			if err := json.Unmarshal(d.Input, &prompt); err != nil {
+			var in string // decoded here only: prompt stays off the heap
+			if err := json.Unmarshal(d.Input, &in); err != nil {
 				return fmt.Errorf("%w: input: %v", events.ErrMalformed, err)
 			}
+			prompt = in
 		}
 		if _, dup := s.Runs[ev.RunID]; dup {
 			return fmt.Errorf("run started twice")
@@ -323,9 +325,11 @@ func (s *SessionState) apply(rec record) error {
 		}
 		msg, typed := rec.extra.(llm.Message)
 		if !typed {
-			if err := json.Unmarshal(d.Message, &msg); err != nil {
+			var m llm.Message // decoded here only: msg stays off the heap
+			if err := json.Unmarshal(d.Message, &m); err != nil {
 				return fmt.Errorf("%w: message: %v", events.ErrMalformed, err)
 			}
+			msg = m
 		}
 		r.AwaitingModel = false
 		r.Messages = append(r.Messages, msg)
