@@ -24,13 +24,16 @@ type runOptions struct {
 
 // runOptionsOf applies opts.
 func runOptionsOf(opts []RunOption) runOptions {
-	var o runOptions
+	if len(opts) == 0 {
+		return runOptions{} // without allocating the options an option writes to
+	}
+	o := new(runOptions)
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&o)
+			opt(o)
 		}
 	}
-	return o
+	return *o
 }
 
 // IncludeDeltas makes RunStream (and Agent.RunStream) also yield the live
@@ -94,24 +97,28 @@ type RunStart struct {
 // stops the run from starting and is returned to the caller.
 type RunStartHook func(ctx context.Context, rs *RunStart) error
 
-// startCommand applies opts and the agent's run-start hooks, attaches the
-// run's toolsets, and returns the start command.
-func (s *Session) startCommand(ctx context.Context, runID, prompt string, opts []RunOption) (actors.StartCommand, error) {
-	o := runOptionsOf(opts)
+// startCommand applies the run options o and the agent's run-start hooks,
+// attaches the run's toolsets, and returns the start command.
+func (s *Session) startCommand(ctx context.Context, o runOptions, runID, prompt string) (actors.StartCommand, error) {
 	if o.err != nil {
 		return actors.StartCommand{}, fmt.Errorf("weft: %w", o.err)
 	}
-	rs := &RunStart{Agent: s.agent.spec.Name, SessionID: s.id, RunID: runID, Prompt: prompt, Metadata: o.metadata}
-	if rs.Metadata == nil {
-		rs.Metadata = map[string]any{}
-	}
-	for _, h := range s.agent.hooks {
-		if err := h(ctx, rs); err != nil {
-			return actors.StartCommand{}, fmt.Errorf("weft: run-start hook: %w", err)
+	metadata := o.metadata
+	if obs := s.agent.rt.cfg.Observer; len(s.agent.hooks) > 0 || obs != nil {
+		// Hooks and the observer get a metadata map to write to.
+		rs := &RunStart{Agent: s.agent.spec.Name, SessionID: s.id, RunID: runID, Prompt: prompt, Metadata: metadata}
+		if rs.Metadata == nil {
+			rs.Metadata = map[string]any{}
 		}
-	}
-	if obs := s.agent.rt.cfg.Observer; obs != nil {
-		obs.RunStarting(ctx, rs.Metadata)
+		for _, h := range s.agent.hooks {
+			if err := h(ctx, rs); err != nil {
+				return actors.StartCommand{}, fmt.Errorf("weft: run-start hook: %w", err)
+			}
+		}
+		if obs != nil {
+			obs.RunStarting(ctx, rs.Metadata)
+		}
+		metadata = rs.Metadata
 	}
 	for i, ts := range o.toolsets {
 		if ts == nil {
@@ -120,8 +127,8 @@ func (s *Session) startCommand(ctx context.Context, runID, prompt string, opts [
 	}
 	s.agent.rt.host.AttachRunToolsets(runID, o.toolsets...)
 	cmd := actors.StartCommand{RunID: runID, Agent: s.agent.spec.Name, Prompt: prompt}
-	if len(rs.Metadata) > 0 {
-		cmd.Metadata = rs.Metadata
+	if len(metadata) > 0 {
+		cmd.Metadata = metadata
 	}
 	return cmd, nil
 }

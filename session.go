@@ -35,8 +35,9 @@ func (s *Session) ID() string { return s.id }
 // WithMetadata). The agent's run-start hooks run first, on the caller's
 // goroutine; a hook's error is returned and no run starts.
 func (s *Session) Run(ctx context.Context, prompt string, opts ...RunOption) (*Result, error) {
-	runID := runOptionsOf(opts).newRunID()
-	cmd, err := s.startCommand(ctx, runID, prompt, opts)
+	o := runOptionsOf(opts)
+	runID := o.newRunID()
+	cmd, err := s.startCommand(ctx, o, runID, prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -345,8 +346,9 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 			yield(events.Event{}, err)
 			return
 		}
-		runID := runOptionsOf(opts).newRunID()
-		cmd, err := s.startCommand(ctx, runID, prompt, opts)
+		o := runOptionsOf(opts)
+		runID := o.newRunID()
+		cmd, err := s.startCommand(ctx, o, runID, prompt)
 		if err != nil {
 			yield(events.Event{}, err)
 			return

@@ -14,8 +14,9 @@ import (
 // of the same agent and prompt returns the same run and starts no other.
 // Options and run-start hooks are Run's.
 func (s *Session) Start(ctx context.Context, prompt string, opts ...RunOption) (string, error) {
-	runID := runOptionsOf(opts).newRunID()
-	cmd, err := s.startCommand(ctx, runID, prompt, opts)
+	o := runOptionsOf(opts)
+	runID := o.newRunID()
+	cmd, err := s.startCommand(ctx, o, runID, prompt)
 	if err != nil {
 		return "", err
 	}

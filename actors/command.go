@@ -12,13 +12,15 @@ import (
 
 // command is a command for a session actor: from this process, its typed
 // body (a StartCommand, ResumeCommand or CancelCommand value); from NATS,
-// its JSON data. reply answers the caller (nil: nobody waits).
+// its JSON data. reply answers the caller (nil: nobody waits); replyTo is
+// the channel of a caller in this process, which takes the first answer.
 type command struct {
 	session string
 	verb    string
 	body    any
 	data    []byte
 	reply   func(CommandReply)
+	replyTo chan CommandReply
 	// held: a resume that waited once for its run's tools to be prepared
 	// (see core.hold); it is not held again.
 	held bool
@@ -26,6 +28,12 @@ type command struct {
 
 // answer replies to the command's caller, if one waits.
 func (c *command) answer(r CommandReply) {
+	if c.replyTo != nil {
+		select {
+		case c.replyTo <- r:
+		default: // answered already
+		}
+	}
 	if c.reply != nil {
 		c.reply(r)
 	}
@@ -123,12 +131,7 @@ func (h *Host) driver(ctx context.Context, id string) (string, error) {
 // process and waits for its answer, ctx's end or the host's close.
 func (h *Host) commandLocal(ctx context.Context, id, verb string, body any) (CommandReply, error) {
 	ch := make(chan CommandReply, 1)
-	cmd := &command{verb: verb, body: body, reply: func(r CommandReply) {
-		select {
-		case ch <- r:
-		default: // answered already
-		}
-	}}
+	cmd := &command{verb: verb, body: body, replyTo: ch}
 	if err := h.sendCommand(id, cmd); err != nil {
 		return CommandReply{}, commandError(verb, id, ErrInternal, "%v", err)
 	}

@@ -17,6 +17,12 @@ func (h *Host) askModel(ctx context.Context, model llm.Model, session string, re
 	if !ok {
 		return model.Request(ctx, req)
 	}
+	return h.askStream(ctx, model, s, session, req)
+}
+
+// askStream is askModel of a model that streams (apart, so that a plain
+// request pays nothing for the stream's state).
+func (h *Host) askStream(ctx context.Context, model llm.Model, s llm.Streamer, session string, req *llm.Request) (*llm.Response, error) {
 	out := deltaPublisher{h: h, session: session, run: req.Run.RunID, step: req.Run.Step}
 	var resp *llm.Response
 	for ev, err := range s.Stream(ctx, req) {

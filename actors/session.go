@@ -359,6 +359,12 @@ func (a *sessionActor) flush(c actor.Context) {
 	recs := a.queued
 	a.queued = nil
 	a.do(c, flushed(recs), nil)
+	if a.queued == nil {
+		// Nothing kept recs (an append copies its records): the next
+		// reports reuse its array.
+		clear(recs)
+		a.queued = recs[:0]
+	}
 }
 
 func (a *sessionActor) onBatchFinished(c actor.Context, m *batchFinished) {
