@@ -160,8 +160,8 @@ func decodeStrict(data []byte, v any) error {
 func marshal(v any) ([]byte, error) { return marshalRoom(v, 0) }
 
 // marshalRoom is marshal with room bytes of capacity after the encoding
-// (for a seal): the result is the one allocation it makes, the encoder
-// and its buffer are pooled.
+// (for a seal): the result is cut from a shared chunk (see carve), the
+// encoder and its buffer are pooled.
 func marshalRoom(v any, room int) ([]byte, error) {
 	e := encoders.Get().(*pooledEncoder)
 	defer encoders.Put(e)
@@ -170,12 +170,41 @@ func marshalRoom(v any, room int) ([]byte, error) {
 		return nil, err
 	}
 	b := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
-	out := make([]byte, len(b), len(b)+room)
+	out := carve(len(b), room)
 	copy(out, b)
 	if e.buf.Cap() > 64<<10 {
 		e.buf = bytes.Buffer{} // do not keep a large one (enc writes to &e.buf)
 	}
 	return out, nil
+}
+
+// chunkSize is the size of the chunks carve cuts encodings from.
+const chunkSize = 8 << 10
+
+// dataChunk is a chunk carve cuts from; chunks are pooled per processor.
+type dataChunk struct{ b []byte }
+
+var chunks = sync.Pool{New: func() any { return new(dataChunk) }}
+
+// carve returns a slice of length n and capacity n+room cut from a shared
+// chunk (one allocation per chunk, not per event: a run's events' data are
+// small and live about as long as each other). Its capacity ends at n+room,
+// so an append to it copies rather than writes over the next slice; a
+// large one gets an allocation of its own.
+func carve(n, room int) []byte {
+	need := n + room
+	if need > chunkSize/8 {
+		return make([]byte, n, need)
+	}
+	c := chunks.Get().(*dataChunk)
+	if cap(c.b)-len(c.b) < need {
+		c.b = make([]byte, 0, chunkSize)
+	}
+	at := len(c.b)
+	c.b = c.b[:at+need]
+	out := c.b[at : at+n : at+need]
+	chunks.Put(c)
+	return out
 }
 
 type pooledEncoder struct {
