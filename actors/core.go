@@ -91,13 +91,63 @@ type decision struct {
 	returned string
 	// effects run in order once recs are appended (a failed append
 	// performs none, and answers a waiting command with its error).
-	effects []effect
+	effects effects
 	// carryOn asks the core again (advance) once the effects ran.
 	carryOn bool
 }
 
 // effect is something the shell does for a decision.
 type effect interface{ isEffect() }
+
+// effects are a decision's effects in order: the first in place (a
+// decision has one or none but for a few), the rest in more.
+type effects struct {
+	first effect
+	more  []effect
+}
+
+// one is the effects of a decision with one effect.
+func one(e effect) effects { return effects{first: e} }
+
+// effectsOf is the effects es, in order.
+func effectsOf(es []effect) effects {
+	if len(es) == 0 {
+		return effects{}
+	}
+	return effects{first: es[0], more: es[1:]}
+}
+
+// add returns es with e after its effects.
+func (es effects) add(e effect) effects {
+	if es.first == nil {
+		return one(e)
+	}
+	es.more = append(es.more, e)
+	return es
+}
+
+func (es effects) len() int {
+	if es.first == nil {
+		return 0
+	}
+	return 1 + len(es.more)
+}
+
+// at is the i-th effect.
+func (es effects) at(i int) effect {
+	if i == 0 {
+		return es.first
+	}
+	return es.more[i-1]
+}
+
+// list returns the effects as a slice (nil for none).
+func (es effects) list() []effect {
+	if es.first == nil {
+		return nil
+	}
+	return append([]effect{es.first}, es.more...)
+}
 
 // effReply answers the command the decision is about: its run id and the
 // session's version after the append, or err (a *CommandError, or an
@@ -183,7 +233,7 @@ func (k core) prepare(r *RunState, step int, forBatch bool) decision {
 		f.forBatch = true
 		return decision{}.with(f)
 	}
-	return decision{effects: []effect{effPrepare{run: r.ID, step: step, forBatch: forBatch}}}
+	return decision{effects: one(effPrepare{run: r.ID, step: step, forBatch: forBatch})}
 }
 
 // unknownAgent is why a run whose agent this host lacks fails.

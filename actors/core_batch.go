@@ -50,7 +50,7 @@ func (k core) runBatch(r *RunState) decision {
 		return decision{recs: policy, split: true, carryOn: true}
 	}
 	d := effDispatch{run: r.ID, calls: reqs, sequential: sequentialBatch(batchTools(r.Batch), k.f.prep.Registry.Lookup)}
-	return decision{recs: policy, split: true, effects: []effect{d}}
+	return decision{recs: policy, split: true, effects: one(d)}
 }
 
 // check returns the return that stops call cs before it runs, if any: an

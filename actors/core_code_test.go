@@ -84,14 +84,14 @@ func TestCoreCodeReplay(t *testing.T) {
 	d := world{spec: spec}.coreOf(st, factsOf(st, spec, prepared(t, spec))).advance()
 	disp, ok := onlyDispatch(d)
 	if !ok || len(disp.calls) != 1 || disp.calls[0].CallID != "c1.1" {
-		t.Fatalf("dispatched %+v; want the child only", d.effects)
+		t.Fatalf("dispatched %+v; want the child only", d.effects.list())
 	}
 
 	st = given(t, append(base, ret("c1.1", "echo", toolsets.KindSuccess, `"x"`))...)
 	d = world{spec: spec}.coreOf(st, factsOf(st, spec, prepared(t, spec))).advance()
 	disp, ok = onlyDispatch(d)
 	if !ok || len(disp.calls) != 1 || disp.calls[0].CallID != "c1" {
-		t.Fatalf("dispatched %+v; want the code call again", d.effects)
+		t.Fatalf("dispatched %+v; want the code call again", d.effects.list())
 	}
 	if in := disp.calls[0].Code; in == nil || len(in.Journal) != 1 || string(in.Journal[0].Content) != `"x"` {
 		t.Fatalf("journal = %+v", disp.calls[0].Code)
@@ -106,7 +106,7 @@ func TestCoreCodeReplay(t *testing.T) {
 }
 
 func onlyDispatch(d decision) (effDispatch, bool) {
-	for _, e := range d.effects {
+	for _, e := range d.effects.list() {
 		if disp, ok := e.(effDispatch); ok {
 			return disp, true
 		}

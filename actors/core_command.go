@@ -18,7 +18,7 @@ import (
 // run carries on; a refused one is answered with its *CommandError.
 func (k core) command(verb string, body any, derr error, held bool) decision {
 	refuse := func(sentinel error, format string, args ...any) decision {
-		return decision{effects: []effect{effReply{err: commandError(verb, k.session, sentinel, format, args...)}}}
+		return decision{effects: one(effReply{err: commandError(verb, k.session, sentinel, format, args...)})}
 	}
 	switch verb {
 	case VerbStart:
@@ -48,12 +48,12 @@ func (k core) command(verb string, body any, derr error, held bool) decision {
 
 // carriedOut is the decision that appends recs and then answers with run.
 func carriedOut(run string, recs ...record) decision {
-	return decision{recs: recs, effects: []effect{effReply{runID: run}}, carryOn: true}
+	return decision{recs: recs, effects: one(effReply{runID: run}), carryOn: true}
 }
 
 // refused is the decision that answers err (nothing is appended).
 func refused(err error) decision {
-	return decision{effects: []effect{effReply{err: err}}}
+	return decision{effects: one(effReply{err: err})}
 }
 
 // start starts run b.RunID, unless the session has it (a retried start is
@@ -116,7 +116,7 @@ func (k core) resume(b ResumeCommand) decision {
 	var ce *CommandError
 	switch {
 	case errors.As(err, &ce):
-		return decision{recs: []record{refusalRecord(k.session, r, b, ce)}, effects: []effect{effReply{err: err}}}
+		return decision{recs: []record{refusalRecord(k.session, r, b, ce)}, effects: one(effReply{err: err})}
 	case err != nil:
 		return refused(err)
 	}
@@ -161,9 +161,9 @@ func (k core) hold(b ResumeCommand, held bool) (decision, bool) {
 	if _, ok := k.look.AgentVersion(r.Agent, runVersion(r)); !ok {
 		return decision{}, false // resume refuses it: no tools to check against
 	}
-	d := decision{effects: []effect{effHold{}}}
+	d := decision{effects: one(effHold{})}
 	if k.f.run != r.ID || !k.f.preparing {
-		d.effects = append(d.effects, effPrepare{run: r.ID, step: r.Step})
+		d.effects = d.effects.add(effPrepare{run: r.ID, step: r.Step})
 	}
 	return d, true
 }

@@ -83,7 +83,7 @@ func TestCoreHandoff(t *testing.T) {
 				}
 				return
 			}
-			then(t, d, tt.events, d.effects, d.carryOn)
+			then(t, d, tt.events, d.effects.list(), d.carryOn)
 			if tt.name != "handoff" {
 				return
 			}

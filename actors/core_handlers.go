@@ -70,7 +70,7 @@ func (k core) dueHandlers() decision {
 			effs = append(effs, e)
 		}
 	}
-	return decision{effects: effs}
+	return decision{effects: effectsOf(effs)}
 }
 
 // handlerRan decides on a handler's outcome: its error_handler.ran.

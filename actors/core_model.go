@@ -51,7 +51,7 @@ func (k core) requestModel(r *RunState, spec *AgentSpec, reports []record) decis
 	ev := newRecord(events.TypeModelRequest, k.session, r.ID, "", events.ModelRequest{Model: modelName(spec.Model), Messages: msgs, Tools: k.requestNames(r)})
 	// model.request opens step r.Step+1; it changes no message.
 	req := k.modelRequestOf(r, spec, r.Step+1, conv)
-	return decision{recs: append(reports, ev), split: true, effects: []effect{effCallModel{req: req}}}
+	return decision{recs: append(reports, ev), split: true, effects: one(effCallModel{req: req})}
 }
 
 // modelRequest is the request of run r's step, with the prepared tools.

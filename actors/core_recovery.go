@@ -41,7 +41,7 @@ func (k core) advance() decision {
 			return k.prepare(r, r.Step-1, false)
 		}
 		if !k.f.modelBusy {
-			return decision{effects: []effect{effCallModel{req: k.modelRequest(r, spec, r.Step)}}}
+			return decision{effects: one(effCallModel{req: k.modelRequest(r, spec, r.Step)})}
 		}
 		return decision{}
 	case r.OutputRejections > outputBudget(spec):

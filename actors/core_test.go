@@ -178,7 +178,7 @@ func then(t *testing.T, d decision, events []evt, effects []effect, carryOn bool
 	if diff := cmp.Diff(events, eventsOf(d, events), coreOpts); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(effects, d.effects, coreOpts); diff != "" {
+	if diff := cmp.Diff(effects, d.effects.list(), coreOpts); diff != "" {
 		t.Errorf("effects (-want +got):\n%s", diff)
 	}
 	if d.carryOn != carryOn {

@@ -233,7 +233,8 @@ func (a *sessionActor) do(c actor.Context, d decision, cmd *command) {
 			return
 		}
 	}
-	for _, e := range d.effects {
+	for i := range d.effects.len() {
+		e := d.effects.at(i)
 		if a.pend != nil && !a.inPlace(e) {
 			// Nothing leaves the actor before the held events are stored.
 			if err := a.flushPending(); err != nil {

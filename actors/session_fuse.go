@@ -58,7 +58,8 @@ func (a *sessionActor) fusable(d decision) bool {
 	if !d.carryOn || d.queue || len(d.recs) == 0 || a.down || a.st == nil || (!d.split && len(d.recs) > 1) {
 		return false
 	}
-	for _, e := range d.effects {
+	for i := range d.effects.len() {
+		e := d.effects.at(i)
 		if _, ok := e.(effReply); !ok {
 			return false
 		}
@@ -94,7 +95,8 @@ func (a *sessionActor) hold(d decision, cmd *command) error {
 		}
 	}
 	p.recs = append(p.recs, d.recs...)
-	for _, e := range d.effects {
+	for i := range d.effects.len() {
+		e := d.effects.at(i)
 		p.replies = append(p.replies, pendingReply{cmd: cmd, e: e.(effReply), version: a.st.Version})
 	}
 	a.pend = p
@@ -248,7 +250,8 @@ func (a *sessionActor) reloadAfter(p *pendingAppend, err error, res events.Appen
 // replyFailed answers cmd, if decision d answers it, with err: its events
 // were not appended.
 func (a *sessionActor) replyFailed(d decision, cmd *command, err error) {
-	for _, e := range d.effects {
+	for i := range d.effects.len() {
+		e := d.effects.at(i)
 		if _, ok := e.(effReply); ok {
 			a.reply(cmd, effReply{err: err})
 		}
