@@ -184,14 +184,13 @@ func encodeMessages(ms []llm.Message) ([]byte, error) {
 	b := make([]byte, 0, 128*len(ms)+2)
 	b = append(b, '[')
 	for i, m := range ms {
-		mb, err := m.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, mb...)
+		var err error
+		if b, err = m.AppendJSON(b); err != nil {
+			return nil, err
+		}
 	}
 	return append(b, ']'), nil
 }

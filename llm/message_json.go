@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // The JSON form of a Message:
@@ -34,26 +35,82 @@ type messageWire struct {
 
 // MarshalJSON encodes m in the form described above. It refuses a nil part.
 func (m Message) MarshalJSON() ([]byte, error) {
+	return m.AppendJSON(make([]byte, 0, 64*len(m.Parts)+32))
+}
+
+// AppendJSON appends what MarshalJSON returns to b (for a caller that
+// encodes several messages into one buffer).
+func (m Message) AppendJSON(b []byte) ([]byte, error) {
 	if !plainToken(string(m.Role)) {
-		return m.marshalWire()
+		w, err := m.marshalWire()
+		if err != nil {
+			return nil, err
+		}
+		return append(b, w...), nil
 	}
-	// What json.Marshal of the wire form writes, built in one buffer.
-	b := make([]byte, 0, 64*len(m.Parts)+32)
+	// What json.Marshal of the wire form writes, built in b.
 	b = append(b, `{"role":"`...)
 	b = append(b, m.Role...)
 	b = append(b, `","parts":[`...)
 	for i, p := range m.Parts {
-		pb, err := marshalPart(p)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s message part %d: %w", m.Role, i, err)
-		}
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, pb...)
+		var err error
+		if b, err = appendPart(b, p); err != nil {
+			return nil, fmt.Errorf("encode %s message part %d: %w", m.Role, i, err)
+		}
 	}
 	return append(b, "]}"...), nil
 }
+
+// appendPart appends what marshalPart returns to b, through a pooled
+// encoder (which writes what json.Marshal writes, and a newline).
+func appendPart(b []byte, p Part) ([]byte, error) {
+	var v any
+	switch p := p.(type) {
+	case Instructions:
+		v = instructionsWire{p.Kind(), p}
+	case UserPrompt:
+		v = userPromptWire{p.Kind(), p}
+	case Text:
+		v = textWire{p.Kind(), p}
+	case ToolCall:
+		v = toolCallWire{p.Kind(), p.wire()}
+	case ToolReturn:
+		v = toolReturnWire{p.Kind(), p}
+	case RetryPrompt:
+		v = retryPromptWire{p.Kind(), p}
+	default:
+		pb, err := marshalPart(p) // nil, or a kind outside the sealed set
+		return append(b, pb...), err
+	}
+	e := partEncoders.Get().(*partEncoder)
+	defer partEncoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b = append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...)
+	if e.buf.Cap() > 64<<10 {
+		*e = *newPartEncoder() // do not keep a large buffer
+	}
+	return b, nil
+}
+
+// partEncoder is an encoder and the buffer it writes to.
+type partEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newPartEncoder() *partEncoder {
+	e := &partEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}
+
+var partEncoders = sync.Pool{New: func() any { return newPartEncoder() }}
 
 // marshalWire is MarshalJSON through the wire struct.
 func (m Message) marshalWire() ([]byte, error) {

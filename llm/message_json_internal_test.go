@@ -14,6 +14,9 @@ func TestMarshalJSONMatchesWire(t *testing.T) {
 		{Role: RoleAssistant, Parts: []Part{ToolCall{ID: "c2", Name: "n", Arguments: []byte(`{"x":`)}}},
 		{Role: RoleAssistant},
 		{Role: Role("odd \"role\""), Parts: []Part{Text{Text: "b"}}},
+		{Role: RoleSystem, Parts: []Part{Instructions{Text: "be <brief> & \u2028 kind"}}},
+		{Role: RoleUser, Parts: []Part{ToolReturn{CallID: "c1", Name: "n", Content: []byte(`{"html":"<b>&amp;</b>"}`), IsError: true},
+			RetryPrompt{CallID: "c2", Name: "n", Message: "try <again> \xff", Retries: 2}}},
 	}
 	for i, m := range msgs {
 		got, err := m.MarshalJSON()
