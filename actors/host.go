@@ -388,8 +388,8 @@ func (h *Host) sessionLocked(id string) (sessionRef, error) {
 		return sessionRef{}, err
 	}
 	box := &mailbox{}
-	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id, stream, box) },
-		append(slices.Clip(h.props), actor.WithMailbox(func() actor.Mailbox { return box }))...)
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id, stream, box) }, h.props...).
+		Configure(actor.WithMailbox(func() actor.Mailbox { return box }))
 	ref := sessionRef{pid: h.system.Root.Spawn(props), box: box}
 	h.sessions[id] = ref
 	return ref, nil

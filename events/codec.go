@@ -170,7 +170,7 @@ func marshalRoom(v any, room int) ([]byte, error) {
 		return nil, err
 	}
 	b := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
-	out := carve(len(b), room)
+	out := dataChunks.carve(len(b), room)
 	copy(out, b)
 	if e.buf.Cap() > 64<<10 {
 		e.buf = bytes.Buffer{} // do not keep a large one (enc writes to &e.buf)
@@ -178,32 +178,44 @@ func marshalRoom(v any, room int) ([]byte, error) {
 	return out, nil
 }
 
-// chunkSize is the size of the chunks carve cuts encodings from.
-const chunkSize = 8 << 10
+// chunks are byte chunks that small slices are cut from (carve): one
+// allocation per chunk, not per slice. Slices cut from one chunk should
+// live about as long as each other, since any of them keeps the chunk:
+// NewData's encodings (a run's events' data) come from one pool, the
+// copies PrepareAppend makes of a batch's data (which a memory store keeps
+// for good, and a store that sends them drops at once) from another.
+type chunks struct {
+	size int
+	pool sync.Pool
+}
 
-// dataChunk is a chunk carve cuts from; chunks are pooled per processor.
-type dataChunk struct{ b []byte }
+type chunk struct{ b []byte }
 
-var chunks = sync.Pool{New: func() any { return new(dataChunk) }}
+var (
+	dataChunks  = &chunks{size: 8 << 10}
+	batchChunks = &chunks{size: 32 << 10}
+)
 
-// carve returns a slice of length n and capacity n+room cut from a shared
-// chunk (one allocation per chunk, not per event: a run's events' data are
-// small and live about as long as each other). Its capacity ends at n+room,
-// so an append to it copies rather than writes over the next slice; a
-// large one gets an allocation of its own.
-func carve(n, room int) []byte {
+// carve returns a slice of length n and capacity n+room cut from one of
+// cs's chunks. Its capacity ends at n+room, so an append to it copies
+// rather than writes over the next slice; a large one (over an eighth of
+// a chunk) gets an allocation of its own.
+func (cs *chunks) carve(n, room int) []byte {
 	need := n + room
-	if need > chunkSize/8 {
+	if need > cs.size/8 {
 		return make([]byte, n, need)
 	}
-	c := chunks.Get().(*dataChunk)
+	c, _ := cs.pool.Get().(*chunk)
+	if c == nil {
+		c = new(chunk)
+	}
 	if cap(c.b)-len(c.b) < need {
-		c.b = make([]byte, 0, chunkSize)
+		c.b = make([]byte, 0, cs.size)
 	}
 	at := len(c.b)
 	c.b = c.b[:at+need]
 	out := c.b[at : at+n : at+need]
-	chunks.Put(c)
+	cs.pool.Put(c)
 	return out
 }
 

@@ -69,12 +69,13 @@ func PrepareAppendInto(dst []Event, stream string, evs []Event, maxData int) ([]
 	}
 	now := time.Now().UTC()
 	out := slices.Grow(dst[:0], len(evs))[:len(evs)]
-	// The batch's data is copied into one allocation, each event's capped.
+	// The batch's data is copied into one slice (of a shared chunk, see
+	// carve), each event's capped.
 	var size int
 	for i := range evs {
 		size += len(evs[i].Data)
 	}
-	arena := make([]byte, 0, size)
+	arena := batchChunks.carve(0, size)
 	var seen map[uuid.UUID]struct{} // for long batches; short ones scan out
 	if len(evs) > 8 {
 		seen = make(map[uuid.UUID]struct{}, len(evs))
