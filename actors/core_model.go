@@ -136,7 +136,8 @@ func (k core) modelReply(mr *modelReply) decision {
 		return decision{recs: recs}.with(f)
 	case len(resp.ToolCalls) == 0:
 		out, _ := json.Marshal(resp.Text)
-		done := newRecord(events.TypeRunCompleted, k.session, r.ID, "", events.RunCompleted{Output: out, Usage: &usage})
+		final := usage // its own variable: taking usage's address would put it on the heap on every path
+		done := newRecord(events.TypeRunCompleted, k.session, r.ID, "", events.RunCompleted{Output: out, Usage: &final})
 		done.extra = resp.Text
 		recs = append(recs, snapshot(usage), done)
 		return decision{recs: recs, split: true}.with(f)

@@ -147,6 +147,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	}
 	hashes := events.ChainHashes(batch, current, s.hashes[stream], s.chainKey())
 	s.hashes[stream] = hashes[len(hashes)-1]
+	if positions == nil {
+		// A new stream: room for a run's events, grown from there.
+		positions = make([]uint64, 0, max(16, len(batch)))
+	}
 	for i := range batch {
 		ev := &batch[i]
 		ev.Position = s.all.len() + 1
