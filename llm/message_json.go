@@ -93,7 +93,7 @@ func appendPart(b []byte, p Part) ([]byte, error) {
 	}
 	b = append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...)
 	if e.buf.Cap() > 64<<10 {
-		*e = *newPartEncoder() // do not keep a large buffer
+		e.buf = bytes.Buffer{} // do not keep a large buffer (e.enc writes to &e.buf)
 	}
 	return b, nil
 }

@@ -18,6 +18,10 @@ func TestMarshalJSONMatchesWire(t *testing.T) {
 		{Role: RoleUser, Parts: []Part{ToolReturn{CallID: "c1", Name: "n", Content: []byte(`{"html":"<b>&amp;</b>"}`), IsError: true},
 			RetryPrompt{CallID: "c2", Name: "n", Message: "try <again> \xff", Retries: 2}}},
 	}
+	// A part larger than the pooled encoder's buffer keeps, then small
+	// ones: the encoder lets the large buffer go and still writes.
+	big := string(bytes.Repeat([]byte("x"), 100<<10))
+	msgs = append(msgs, UserMessage(big), UserMessage("after"), UserMessage(big), UserMessage("after <again>"))
 	for i, m := range msgs {
 		got, err := m.MarshalJSON()
 		if err != nil {
