@@ -226,7 +226,9 @@ func (a *Agent) Name() string { return a.spec.Name }
 
 // NewSession returns a new session (a fresh UUIDv7 id) of the agent.
 func (a *Agent) NewSession() *Session {
-	return &Session{agent: a, id: uuid.Must(uuid.NewV7()).String()}
+	s := &Session{agent: a, id: uuid.Must(uuid.NewV7()).String()}
+	s.fresh.Store(true)
+	return s
 }
 
 // Session returns the session with id, new or existing.

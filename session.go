@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -21,6 +22,18 @@ import (
 type Session struct {
 	agent *Agent
 	id    string
+	// fresh: the id was made by NewSession and no start was sent yet, so
+	// the session has no events (see actors.Host.StartNew).
+	fresh atomic.Bool
+}
+
+// start sends start command cmd: the session's first, made by NewSession,
+// as a start of a session with no events (actors.Host.StartNew).
+func (s *Session) start(ctx context.Context, cmd actors.StartCommand) (actors.CommandReply, error) {
+	if s.fresh.Swap(false) {
+		return s.agent.rt.host.StartNew(ctx, s.id, cmd)
+	}
+	return s.agent.rt.host.Command(ctx, s.id, actors.VerbStart, cmd)
 }
 
 // ID returns the session's id.
@@ -165,7 +178,12 @@ func (s *Session) command(ctx context.Context, runID, verb string, body any) (*R
 		return nil, err
 	}
 	defer unsubscribe()
-	if _, err := host.Command(ctx, s.id, verb, body); err != nil {
+	if cmd, ok := body.(actors.StartCommand); ok && verb == actors.VerbStart {
+		_, err = s.start(ctx, cmd)
+	} else {
+		_, err = host.Command(ctx, s.id, verb, body)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			// ctx ended while the command was on its way: the session may
 			// have acted on it (started or resumed the run) with nobody
@@ -353,7 +371,7 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 			yield(events.Event{}, err)
 			return
 		}
-		if _, err := rt.host.Command(ctx, s.id, actors.VerbStart, cmd); err != nil {
+		if _, err := s.start(ctx, cmd); err != nil {
 			yield(events.Event{}, fmt.Errorf("weft: %w", err))
 			return
 		}

@@ -65,6 +65,24 @@ func commandBody[T any](c *command) (T, error) {
 // weft.node.<owner>.cmd.session.<id>.<verb>). Both answer the same; a refused command returns its
 // *CommandError.
 func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (CommandReply, error) {
+	return h.command(ctx, sessionID, verb, body, false)
+}
+
+// StartNew is Command of the first start of a session whose id the caller
+// made just now from fresh random bits (weft's Agent.NewSession): the
+// session has no events, so the actor this process spawns for it does not
+// read its stream first, and a store that can (events.NewStreamer) makes
+// its first append without reading the stream's head either — on the
+// JetStream store, two round trips fewer for a new session's run. A wrong
+// claim is refused by the store's expected-version fence at the first
+// append (the actor stands down, as for another writer, and the caller's
+// retry reads the stream): it cannot fork the stream.
+func (h *Host) StartNew(ctx context.Context, sessionID string, cmd StartCommand) (CommandReply, error) {
+	return h.command(ctx, sessionID, VerbStart, cmd, true)
+}
+
+// command is Command; newSession: see StartNew.
+func (h *Host) command(ctx context.Context, sessionID, verb string, body any, newSession bool) (CommandReply, error) {
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
@@ -81,7 +99,7 @@ func (h *Host) Command(ctx context.Context, sessionID, verb string, body any) (C
 		return CommandReply{}, commandError(verb, sessionID, leaseSentinel(err), "%v", err)
 	}
 	if owner == "" {
-		return h.commandLocal(ctx, sessionID, verb, body)
+		return h.commandLocal(ctx, sessionID, verb, body, newSession)
 	}
 	// Another node holds the lease: the command goes straight to it (the
 	// node it would be forwarded to from the command subject).
@@ -128,11 +146,12 @@ func (h *Host) driver(ctx context.Context, id string) (string, error) {
 }
 
 // commandLocal hands a command to the actor of session id in this
-// process and waits for its answer, ctx's end or the host's close.
-func (h *Host) commandLocal(ctx context.Context, id, verb string, body any) (CommandReply, error) {
+// process and waits for its answer, ctx's end or the host's close;
+// newSession: see StartNew.
+func (h *Host) commandLocal(ctx context.Context, id, verb string, body any, newSession bool) (CommandReply, error) {
 	ch := make(chan CommandReply, 1)
 	cmd := &command{verb: verb, body: body, replyTo: ch}
-	if err := h.sendCommand(id, cmd); err != nil {
+	if err := h.sendCommand(id, cmd, newSession); err != nil {
 		return CommandReply{}, commandError(verb, id, ErrInternal, "%v", err)
 	}
 	select {
@@ -151,14 +170,14 @@ func (h *Host) commandLocal(ctx context.Context, id, verb string, body any) (Com
 // sendCommand puts cmd into the mailbox of session id's actor, spawning
 // (and so rebuilding) the actor when the session has none in this process.
 // A command is not carried (see carried): its caller must stay free to
-// leave at its context's end.
-func (h *Host) sendCommand(id string, cmd *command) error {
+// leave at its context's end. newSession: see StartNew.
+func (h *Host) sendCommand(id string, cmd *command, newSession bool) error {
 	cmd.session = id
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Under the lock passivation takes: a command sent to an actor is in
 	// its mailbox before the actor can decide to stop.
-	ref, err := h.sessionLocked(id)
+	ref, err := h.sessionLocked(id, newSession)
 	if err != nil {
 		return err
 	}

@@ -372,11 +372,12 @@ func (h *Host) carry(ref sessionRef, msg carried) {
 func (h *Host) session(id string) (sessionRef, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.sessionLocked(id)
+	return h.sessionLocked(id, false)
 }
 
-// sessionLocked is session, called with h.mu held.
-func (h *Host) sessionLocked(id string) (sessionRef, error) {
+// sessionLocked is session, called with h.mu held; an actor spawned for a
+// new session (see StartNew) starts without reading its stream.
+func (h *Host) sessionLocked(id string, newSession bool) (sessionRef, error) {
 	if h.closed {
 		return sessionRef{}, ErrHostClosed
 	}
@@ -387,7 +388,7 @@ func (h *Host) sessionLocked(id string) (sessionRef, error) {
 	if err := events.ValidateStream(stream); err != nil {
 		return sessionRef{}, err
 	}
-	box := &mailbox{}
+	box := &mailbox{newStream: newSession}
 	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id, stream, box) }, h.props...).
 		Configure(actor.WithMailbox(func() actor.Mailbox { return box }))
 	ref := sessionRef{pid: h.system.Root.Spawn(props), box: box}

@@ -180,7 +180,7 @@ func (h *Host) onNodeCommand(m *nats.Msg) {
 
 // deliver sends a command to session id's actor, spawning it if needed.
 func (h *Host) deliver(m *nats.Msg, id, verb string) {
-	if err := h.sendCommand(id, &command{verb: verb, data: m.Data, reply: func(r CommandReply) { respond(m, r) }}); err != nil {
+	if err := h.sendCommand(id, &command{verb: verb, data: m.Data, reply: func(r CommandReply) { respond(m, r) }}, false); err != nil {
 		respond(m, CommandReply{Error: commandError(verb, id, ErrInternal, "%v", err)})
 	}
 }

@@ -111,7 +111,7 @@ func (a *sessionActor) passivate(c actor.Context) {
 // concerns nothing under way and is dropped.
 func (a *sessionActor) redeliver(msg any) {
 	if cmd, ok := msg.(*command); ok {
-		if err := a.h.sendCommand(a.id, cmd); err != nil {
+		if err := a.h.sendCommand(a.id, cmd, false); err != nil {
 			cmd.answer(CommandReply{Error: commandError(cmd.verb, a.id, ErrUnavailable, "%v", err)})
 		}
 	}

@@ -155,7 +155,7 @@ func TestCommandRacingReleaseIsCarriedOut(t *testing.T) {
 	second, stop2 := h.Watch("r2")
 	defer stop2()
 	if err := h.sendCommand("s", &command{verb: VerbStart, body: StartCommand{RunID: "r2", Agent: "a", Prompt: "two"},
-		reply: func(r CommandReply) { replies <- r }}); err != nil {
+		reply: func(r CommandReply) { replies <- r }}, false); err != nil {
 		t.Fatal(err)
 	}
 	store.held = make(chan struct{}) // r2's completion is held too: let it through

@@ -153,7 +153,10 @@ func (a *sessionActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.self = c.Self()
-		if a.load() == nil {
+		if a.box.newStream {
+			a.box.newStream = false // a restart reads the stream
+			a.start0()
+		} else if a.load() == nil {
 			a.advance(c)
 		}
 	case *command:

@@ -45,6 +45,16 @@ func (a *sessionActor) load() error {
 	return nil
 }
 
+// start0 starts the actor of a session with no events (Host.StartNew):
+// its state is the empty fold, and a store that can is told the stream is
+// new, so that neither reads it.
+func (a *sessionActor) start0() {
+	a.st, a.loadErr = NewSessionState(a.id), nil
+	if ns, ok := a.h.cfg.Store.(events.NewStreamer); ok {
+		ns.NewStream(a.stream)
+	}
+}
+
 // eventBufs are the slices write hands its events to the store in.
 var eventBufs = sync.Pool{New: func() any { return new([]events.Event) }}
 

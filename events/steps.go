@@ -2,6 +2,17 @@ package events
 
 import "context"
 
+// NewStreamer is implemented by stores that read a stream's head before
+// its first append (the JetStream store): NewStream tells the store that
+// stream has no events — its caller made the name just now from fresh
+// random bits — so that an append to it at NoStream builds on that
+// instead of reading the head. The append is still fenced: when the
+// stream has events after all, the store refuses it with its usual
+// *WrongVersionError.
+type NewStreamer interface {
+	NewStream(stream string)
+}
+
 // StepAppender is implemented by stores that append a sequence of events
 // faster when the sequence need not be all or nothing: the JetStream store
 // on a single-replica file stream, whose all-or-nothing batches cost

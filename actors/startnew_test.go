@@ -1,0 +1,104 @@
+package actors
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/llm"
+)
+
+// startNewHost is a host on store with agent "a", which answers "done".
+func startNewHost(t *testing.T, conn func() *nats.Conn, store events.Store) *Host {
+	t.Helper()
+	h, err := NewHost(HostConfig{Conn: conn(), Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// settle waits for run's outcome on h.
+func settle(t *testing.T, outcomes <-chan Outcome) Outcome {
+	t.Helper()
+	select {
+	case o := <-outcomes:
+		return o
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not settle")
+		return Outcome{}
+	}
+}
+
+// The first start of a session its caller made just now (StartNew) runs
+// without reading the session's stream; a start through Command reads it.
+func TestStartNewReadsNoStream(t *testing.T) {
+	conn := testNATS(t)
+	store := &flakyStore{Store: memstore.New()}
+	h := startNewHost(t, conn, store)
+	outcomes, stop := h.Watch("r1")
+	defer stop()
+	if _, err := h.StartNew(t.Context(), "fresh", StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := settle(t, outcomes); o.Status != StatusCompleted || o.Output != "done" {
+		t.Fatalf("outcome %s %q (%v)", o.Status, o.Output, o.Error)
+	}
+	if reads, appends := store.counts(); reads != 0 || appends == 0 {
+		t.Fatalf("a new session's run read its stream %d times (appends %d); want none", reads, appends)
+	}
+	outcomes2, stop2 := h.Watch("r2")
+	defer stop2()
+	if _, err := h.Command(t.Context(), "other", VerbStart, StartCommand{RunID: "r2", Agent: "a", Prompt: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, outcomes2)
+	if reads, _ := store.counts(); reads != 1 {
+		t.Fatalf("a start through Command read the stream %d times; want 1", reads)
+	}
+}
+
+// A StartNew that claims a session with events (another process wrote it)
+// is refused by the store's fence: the session's events stay as they
+// were, chained, and the caller gets a typed error it retries on.
+func TestStartNewOfASessionWithEventsIsRefused(t *testing.T) {
+	conn := testNATS(t)
+	keys, err := events.NewChainKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memstore.New(memstore.WithChainKeys(keys))
+	first, second := startNewHost(t, conn, store), startNewHost(t, conn, store)
+	outcomes, stop := first.Watch("r1")
+	defer stop()
+	if _, err := first.Command(t.Context(), "s", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, outcomes)
+	before, err := store.ReadStream(t.Context(), events.SessionStream("s"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = second.StartNew(t.Context(), "s", StartCommand{RunID: "r2", Agent: "a", Prompt: "again"})
+	if !errors.Is(err, ErrSessionOwned) {
+		t.Fatalf("StartNew of a session with events: %v; want ErrSessionOwned", err)
+	}
+	after, err := store.ReadStream(t.Context(), events.SessionStream("s"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("the session has %d events after the refused start, %d before", len(after), len(before))
+	}
+	if err := events.VerifyChain(after); err != nil {
+		t.Fatalf("chain: %v", err)
+	}
+}
