@@ -147,16 +147,6 @@ func (p *livePublisher) publish(rec *record, subject string) {
 	}
 }
 
-// liveSubject is where ev's live copy goes: the session's delta subject
-// for live output that is never recorded (weft.delta.session.<id>), its
-// event subject otherwise (weft.evt.session.<id>.<type>).
-func (h *Host) liveSubject(ev *events.Event) (string, error) {
-	if ev.Type.LiveOnly() {
-		return h.subj.Delta(ev.Stream)
-	}
-	return h.subj.Event(ev.Stream, string(ev.Type))
-}
-
 // encodeEnvelope returns the JSON envelope of ev, byte for byte what
 // json.Marshal gives (see events.AppendJSON).
 func encodeEnvelope(ev events.Event) ([]byte, error) {

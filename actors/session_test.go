@@ -14,7 +14,6 @@ import (
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
-	"github.com/weft-run/weft/llm"
 )
 
 // flakyStore is a store whose first failReads ReadStream calls fail, as
@@ -70,14 +69,7 @@ func TestSessionLoadFailureIsRetried(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &flakyStore{Store: memstore.New(), failReads: tc.failReads}
-			h, err := NewHost(HostConfig{Conn: conn(), Store: store})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = h.Close() })
-			if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
-				t.Fatal(err)
-			}
+			h := textHost(t, conn, store)
 			const session, run = "s1", "r1"
 			start := StartCommand{RunID: run, Agent: "a", Prompt: "hi"}
 			for i := range tc.refusals {

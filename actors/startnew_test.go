@@ -3,7 +3,6 @@ package actors
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -12,8 +11,8 @@ import (
 	"github.com/weft-run/weft/llm"
 )
 
-// startNewHost is a host on store with agent "a", which answers "done".
-func startNewHost(t *testing.T, conn func() *nats.Conn, store events.Store) *Host {
+// textHost is a host on store whose agent "a" answers "done".
+func textHost(t *testing.T, conn func() *nats.Conn, store events.Store) *Host {
 	t.Helper()
 	h, err := NewHost(HostConfig{Conn: conn(), Store: store})
 	if err != nil {
@@ -26,30 +25,18 @@ func startNewHost(t *testing.T, conn func() *nats.Conn, store events.Store) *Hos
 	return h
 }
 
-// settle waits for run's outcome on h.
-func settle(t *testing.T, outcomes <-chan Outcome) Outcome {
-	t.Helper()
-	select {
-	case o := <-outcomes:
-		return o
-	case <-time.After(15 * time.Second):
-		t.Fatal("run did not settle")
-		return Outcome{}
-	}
-}
-
 // The first start of a session its caller made just now (StartNew) runs
 // without reading the session's stream; a start through Command reads it.
 func TestStartNewReadsNoStream(t *testing.T) {
 	conn := testNATS(t)
 	store := &flakyStore{Store: memstore.New()}
-	h := startNewHost(t, conn, store)
+	h := textHost(t, conn, store)
 	outcomes, stop := h.Watch("r1")
 	defer stop()
 	if _, err := h.StartNew(t.Context(), "fresh", StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if o := settle(t, outcomes); o.Status != StatusCompleted || o.Output != "done" {
+	if o := waitOutcome(t, outcomes); o.Status != StatusCompleted || o.Output != "done" {
 		t.Fatalf("outcome %s %q (%v)", o.Status, o.Output, o.Error)
 	}
 	if reads, appends := store.counts(); reads != 0 || appends == 0 {
@@ -60,7 +47,7 @@ func TestStartNewReadsNoStream(t *testing.T) {
 	if _, err := h.Command(t.Context(), "other", VerbStart, StartCommand{RunID: "r2", Agent: "a", Prompt: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, outcomes2)
+	waitOutcome(t, outcomes2)
 	if reads, _ := store.counts(); reads != 1 {
 		t.Fatalf("a start through Command read the stream %d times; want 1", reads)
 	}
@@ -76,13 +63,13 @@ func TestStartNewOfASessionWithEventsIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := memstore.New(memstore.WithChainKeys(keys))
-	first, second := startNewHost(t, conn, store), startNewHost(t, conn, store)
+	first, second := textHost(t, conn, store), textHost(t, conn, store)
 	outcomes, stop := first.Watch("r1")
 	defer stop()
 	if _, err := first.Command(t.Context(), "s", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, outcomes)
+	waitOutcome(t, outcomes)
 	before, err := store.ReadStream(t.Context(), events.SessionStream("s"), 0)
 	if err != nil {
 		t.Fatal(err)
