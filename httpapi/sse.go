@@ -153,11 +153,20 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	defer leave()
 	ctx := r.Context()
 	f := &sessionFeed{a: a, stream: stream, lastPos: after}
+	// The log is read before the stream answers: what a client does once
+	// it has the answer (start a run) then comes live, its model output in
+	// order with its events, rather than its events from this read ahead
+	// of the output still queued.
+	evs, err := f.readLog(ctx, 0)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
+	}
 	sw, err := startSSE(w)
 	if err != nil {
 		return
 	}
-	if err := f.fromLog(ctx, sw, 0); err != nil {
+	if err := f.sendLog(sw, evs, 0); err != nil {
 		a.streamEnded(r, err)
 		return
 	}
@@ -223,13 +232,29 @@ func (f *sessionFeed) fromLog(ctx context.Context, sw *sseWriter, from uint64) e
 // that a read for one live copy does not send events whose live copies,
 // and the model output published between them, are still to come.
 func (f *sessionFeed) fromLogUpTo(ctx context.Context, sw *sseWriter, from, upto uint64) error {
+	evs, err := f.readLog(ctx, from)
+	if err != nil {
+		return err
+	}
+	return f.sendLog(sw, evs, upto)
+}
+
+// readLog reads the stream's events from version from (none for a stream
+// that does not exist yet).
+func (f *sessionFeed) readLog(ctx context.Context, from uint64) ([]events.Event, error) {
 	evs, err := f.a.rt.Store().ReadStream(ctx, f.stream, from)
 	if errors.Is(err, events.ErrStreamNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", f.stream, err)
+		return nil, fmt.Errorf("read %s: %w", f.stream, err)
 	}
+	return evs, nil
+}
+
+// sendLog sends the events of evs after the last version and position
+// sent, up to version upto (0: no bound).
+func (f *sessionFeed) sendLog(sw *sseWriter, evs []events.Event, upto uint64) error {
 	for _, ev := range evs {
 		if ev.Version <= f.lastVer {
 			continue
