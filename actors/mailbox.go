@@ -270,18 +270,27 @@ func (m *mailbox) runOne() (ran bool) {
 // next model request, without a hand-over between goroutines.
 type task func(r *runner) carried
 
-// runner is a goroutine that runs tasks of one session actor.
+// runner is a goroutine that runs tasks of one session actor. A task may
+// hand reports to deliver from goroutines of its own (a tool's progress),
+// even after it returned: mu orders those deliveries with run, and once run
+// has no task left (done) a delivery takes none, so a taken task is never
+// left without a goroutine to run it.
 type runner struct {
 	h    *Host
 	ref  sessionRef
+	mu   sync.Mutex
 	next []task // taken while carrying, run after the current task
+	done bool
 }
 
-// deliver carries msg to the runner's actor, taking the task it starts.
+// deliver carries msg to the runner's actor, taking the task it starts
+// while the runner runs.
 func (r *runner) deliver(msg carried) {
 	msg.markCarried()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.h.system.Root.Send(r.ref.pid, msg)
-	if t := r.ref.box.carry(true); t != nil {
+	if t := r.ref.box.carry(!r.done); t != nil {
 		r.next = append(r.next, t)
 	}
 }
@@ -304,9 +313,13 @@ func (r *runner) run(t task) {
 		if msg := t(r); msg != nil {
 			r.deliver(msg)
 		}
+		r.mu.Lock()
 		t = nil
 		if len(r.next) > 0 {
 			t, r.next = r.next[0], r.next[1:]
+		} else {
+			r.done = true
 		}
+		r.mu.Unlock()
 	}
 }
