@@ -155,12 +155,9 @@ func decodeStrict(data []byte, v any) error {
 	return checkKeys(data, reflect.TypeOf(v), "")
 }
 
-// marshal encodes v as compact JSON without HTML escaping, so that the
-// bytes of embedded raw JSON are kept as they are.
-func marshal(v any) ([]byte, error) { return marshalRoom(v, 0) }
-
-// marshalRoom is marshal with room bytes of capacity after the encoding
-// (for a seal): the result is cut from a shared chunk (see carve), the
+// marshalRoom encodes v as compact JSON without HTML escaping (so that
+// the bytes of embedded raw JSON are kept as they are), with room bytes of
+// capacity after the encoding (for a seal): the result is cut from a shared chunk (see carve), the
 // encoder and its buffer are pooled.
 func marshalRoom(v any, room int) ([]byte, error) {
 	e := encoders.Get().(*pooledEncoder)
@@ -226,12 +223,14 @@ type pooledEncoder struct {
 
 var encoders = sync.Pool{New: func() any {
 	e := &pooledEncoder{}
-	e.enc = newPooledEncoder(&e.buf)
+	e.enc = newCompactEncoder(&e.buf)
 	return e
 }}
 
-func newPooledEncoder(buf *bytes.Buffer) *json.Encoder {
-	enc := json.NewEncoder(buf)
+// newCompactEncoder returns an encoder to w that writes compact JSON without
+// escaping HTML characters (and a newline after each value).
+func newCompactEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc
 }

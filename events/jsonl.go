@@ -47,13 +47,11 @@ func ParseEvent(b []byte) (Event, error) {
 // (HTML characters not escaped, so Data keeps its bytes) on its own line.
 func WriteJSONL(w io.Writer, evs []Event) error {
 	bw := bufio.NewWriter(w)
+	enc := newCompactEncoder(bw) // compact, HTML not escaped, a newline after each
 	for i, ev := range evs {
-		b, err := marshal(ev)
-		if err != nil {
+		if err := enc.Encode(ev); err != nil {
 			return &Error{Op: "write jsonl", Stream: ev.Stream, Err: fmt.Errorf("event %d: %w", i, err)}
 		}
-		bw.Write(b)
-		bw.WriteByte('\n')
 	}
 	if err := bw.Flush(); err != nil {
 		return &Error{Op: "write jsonl", Err: err}

@@ -73,9 +73,16 @@ func PrepareAppendInto(dst []Event, stream string, evs []Event, maxData int) ([]
 	// carve), each event's capped.
 	var size int
 	for i := range evs {
+		if len(evs[i].Data) > maxData {
+			size = 0 // refused below: no room for the batch
+			break
+		}
 		size += len(evs[i].Data)
 	}
-	arena := batchChunks.carve(0, size)
+	var arena []byte
+	if size > 0 {
+		arena = batchChunks.carve(0, size)
+	}
 	var seen map[uuid.UUID]struct{} // for long batches; short ones scan out
 	if len(evs) > 8 {
 		seen = make(map[uuid.UUID]struct{}, len(evs))

@@ -377,16 +377,7 @@ func (s *Store) setHead(stream string, h head) {
 // first append (Nats-Expected-Last-Subject-Sequence 0 for the stream's
 // subjects) refuses it if the stream has messages after all, and the store
 // then reads the head as after any refused publish.
-func (s *Store) NewStream(stream string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.heads[stream]; !ok {
-		if len(s.heads) >= maxHeads {
-			clear(s.heads)
-		}
-		s.heads[stream] = head{}
-	}
-}
+func (s *Store) NewStream(stream string) { s.setHead(stream, head{}) }
 
 // dropHead forgets the cached head of stream.
 func (s *Store) dropHead(stream string) {
