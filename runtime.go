@@ -308,7 +308,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 	}
 	rt.leases = leases
-	var interest func(string) bool
+	var interest func([]byte) bool
 	if rt.server != nil {
 		// The embedded server knows who listens: no live copy is built
 		// for an event subject without a subscriber.

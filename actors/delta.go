@@ -46,6 +46,7 @@ type deltaPublisher struct {
 	session, run  string
 	step, seq     int
 	subject       string
+	subjectBytes  []byte // subject, for HostConfig.Interest
 	subjectFailed bool
 }
 
@@ -66,9 +67,9 @@ func (d *deltaPublisher) publish(ev llm.StreamEvent) {
 			h.log.Warn("delta subject", "session", d.session, "err", err)
 			return
 		}
-		d.subject = s
+		d.subject, d.subjectBytes = s, []byte(s)
 	}
-	if h.cfg.Interest != nil && !h.cfg.Interest(d.subject) {
+	if h.cfg.Interest != nil && !h.cfg.Interest(d.subjectBytes) {
 		return
 	}
 	data := events.ModelDelta{Step: d.step, Seq: d.seq, Text: ev.TextDelta}

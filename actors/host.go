@@ -41,9 +41,9 @@ type HostConfig struct {
 	// Interest reports whether anyone subscribes to an event subject (the
 	// embedded server knows: bus.Server.Interest); the live copy of an
 	// event nobody listens to is not built. nil: every copy is published.
-	// It must not keep the subject string it is given (the host may pass
-	// one that shares a buffer it reuses).
-	Interest func(subject string) bool
+	// The subject is the host's buffer, reused once Interest returns: an
+	// implementation that keeps it copies it.
+	Interest func(subject []byte) bool
 	// SessionIdle is how long the actor of a settled session waits for a
 	// message before it stops, to be rebuilt from the log on its next
 	// command (see passivate.go); zero means DefaultSessionIdle.

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"sync"
-	"unsafe"
 
 	"github.com/weft-run/weft/events"
 )
@@ -79,9 +78,7 @@ func (h *Host) listened(ev *events.Event) (string, bool) {
 		h.log.Warn("event subject", "err", err)
 		return "", false
 	}
-	// Interest does not keep the subject (HostConfig.Interest), so it may
-	// look at the buffer.
-	if h.cfg.Interest != nil && !h.cfg.Interest(unsafe.String(unsafe.SliceData(b), len(b))) {
+	if h.cfg.Interest != nil && !h.cfg.Interest(b) {
 		return "", false
 	}
 	return string(b), true

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -14,7 +15,7 @@ import (
 // listens to. nc must be connected to this server. The function keeps
 // nothing of the subject it is asked about (the server's sublist walks it
 // without caching it), so a caller may pass one that shares a buffer.
-func (s *Server) Interest(nc *nats.Conn) (func(subject string) bool, error) {
+func (s *Server) Interest(nc *nats.Conn) (func(subject []byte) bool, error) {
 	cid, err := nc.GetClientID()
 	if err != nil {
 		return nil, fmt.Errorf("bus: interest: client id: %w", err)
@@ -30,5 +31,9 @@ func (s *Server) Interest(nc *nats.Conn) (func(subject string) bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: interest: account %q: %w", cz.Conns[0].Account, err)
 	}
-	return func(subject string) bool { return acc.Interest(subject) > 0 }, nil
+	// The server's sublist walks the subject without keeping it (no cache
+	// entry is made), so it is read in place, not copied.
+	return func(subject []byte) bool {
+		return acc.Interest(unsafe.String(unsafe.SliceData(subject), len(subject))) > 0
+	}, nil
 }

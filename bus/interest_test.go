@@ -33,7 +33,7 @@ func TestInterest(t *testing.T) {
 		t.Fatal(err)
 	}
 	const subject = "weft.evt.session.s1.run.started"
-	if interest(subject) {
+	if interest([]byte(subject)) {
 		t.Fatalf("interest in %s with nobody subscribed", subject)
 	}
 	opt, err := nats.NkeyOptionFromSeed(creds.SeedFile(bus.RoleReader))
@@ -52,7 +52,7 @@ func TestInterest(t *testing.T) {
 	if err := reader.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if !interest(subject) {
+	if !interest([]byte(subject)) {
 		t.Fatalf("no interest in %s while a reader subscribes to %s", subject, sub.Subject)
 	}
 }
