@@ -13,13 +13,15 @@ const MetaAgentVersion = "agent_version"
 
 // agentVersions are the registered versions of one agent name.
 type agentVersions struct {
-	latest   *AgentSpec
 	versions map[string]*AgentSpec // by AgentSpec.Version ("" for an unversioned agent)
-	order    []string              // the versions in registration order
+	order    []string              // the versions in registration order, the latest last
 	// retired: the agent was removed; no new run starts, the runs under
 	// way go on with their versions.
 	retired bool
 }
+
+// latest is the version new runs start with: the last registered.
+func (av *agentVersions) latest() *AgentSpec { return av.versions[av.order[len(av.order)-1]] }
 
 // Register makes spec available to runs by its name. A name can be
 // registered once; AddVersion adds versions of it.
@@ -43,7 +45,7 @@ func (h *Host) register(spec *AgentSpec, addVersion bool) error {
 	case av == nil:
 	case !addVersion:
 		return fmt.Errorf("agent %q is already registered", spec.Name)
-	case spec.Version == "" || av.latest.Version == "":
+	case spec.Version == "" || av.latest().Version == "":
 		return fmt.Errorf("agent %q has no versions: it is registered once", spec.Name)
 	}
 	pol, err := compilePolicy(spec)
@@ -59,7 +61,7 @@ func (h *Host) register(spec *AgentSpec, addVersion bool) error {
 		av = &agentVersions{versions: map[string]*AgentSpec{}}
 		h.agents[spec.Name] = av
 	}
-	av.latest, av.retired = spec, false
+	av.retired = false
 	av.versions[spec.Version] = spec
 	av.order = append(slices.DeleteFunc(av.order, func(v string) bool { return v == spec.Version }), spec.Version)
 	return nil
@@ -80,9 +82,7 @@ func (h *Host) Withdraw(name, version string) error {
 	av.order = slices.DeleteFunc(av.order, func(v string) bool { return v == version })
 	if len(av.order) == 0 {
 		delete(h.agents, name)
-		return nil
 	}
-	av.latest = av.versions[av.order[len(av.order)-1]]
 	return nil
 }
 
@@ -109,7 +109,7 @@ func (h *Host) Agent(name string) (*AgentSpec, bool) {
 	if av == nil || av.retired {
 		return nil, false
 	}
-	return av.latest, true
+	return av.latest(), true
 }
 
 // AgentVersion returns version version of agent name, retired or not, for
@@ -123,7 +123,7 @@ func (h *Host) AgentVersion(name, version string) (*AgentSpec, bool) {
 		return nil, false
 	}
 	if version == "" {
-		return av.latest, true
+		return av.latest(), true
 	}
 	sp, ok := av.versions[version]
 	return sp, ok

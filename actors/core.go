@@ -141,14 +141,6 @@ func (es effects) at(i int) effect {
 	return es.more[i-1]
 }
 
-// list returns the effects as a slice (nil for none).
-func (es effects) list() []effect {
-	if es.first == nil {
-		return nil
-	}
-	return append([]effect{es.first}, es.more...)
-}
-
 // effReply answers the command the decision is about: its run id and the
 // session's version after the append, or err (a *CommandError, or an
 // error the shell maps to one).

@@ -235,3 +235,11 @@ func TestFactsPerformed(t *testing.T) {
 		t.Errorf("dispatch changed the facts it was given: %v", f.inFlight)
 	}
 }
+
+// list returns the effects as a slice (nil for none).
+func (es effects) list() []effect {
+	if es.first == nil {
+		return nil
+	}
+	return append([]effect{es.first}, es.more...)
+}
