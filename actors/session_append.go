@@ -55,8 +55,28 @@ func (a *sessionActor) start0() {
 	}
 }
 
-// eventBufs are the slices write hands its events to the store in.
+// eventBufs are the slices appends hand their events to the store in
+// (storeEvents, putEvents).
 var eventBufs = sync.Pool{New: func() any { return new([]events.Event) }}
+
+// storeEvents returns the events of recs, in a pooled slice for putEvents.
+func storeEvents(recs []record) *[]events.Event {
+	bp := eventBufs.Get().(*[]events.Event)
+	evs := (*bp)[:0]
+	for i := range recs {
+		evs = append(evs, recs[i].Event)
+	}
+	*bp = evs
+	return bp
+}
+
+// putEvents gives a slice of storeEvents back, once the store has them (it
+// keeps none of them).
+func putEvents(bp *[]events.Event) {
+	clear(*bp)
+	*bp = (*bp)[:0]
+	eventBufs.Put(bp)
+}
 
 // append writes recs in one append (all of them or none): see write.
 func (a *sessionActor) append(recs ...record) error { return a.write(false, recs...) }
@@ -94,16 +114,9 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 		return a.writeFused(p, before, steps, recs)
 	}
 	stream := a.stream
-	bp := eventBufs.Get().(*[]events.Event)
-	evs := (*bp)[:0]
-	for i := range recs {
-		evs = append(evs, recs[i].Event)
-	}
-	defer func() {
-		clear(evs) // the store keeps none of them
-		*bp = evs[:0]
-		eventBufs.Put(bp)
-	}()
+	bp := storeEvents(recs)
+	defer putEvents(bp)
+	evs := *bp
 	ctx := a.store.get()
 	var res events.AppendResult
 	var err error

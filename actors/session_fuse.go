@@ -38,7 +38,6 @@ type pendingAppend struct {
 	baseHash string
 	// replies answer commands once recs are stored.
 	replies []pendingReply
-	evs     []events.Event // the append's events (scratch)
 }
 
 // pendings are the host processes' pendingAppends, reused (see hold).
@@ -83,7 +82,7 @@ func (a *sessionActor) hold(d decision, cmd *command) error {
 		// one run holds a few times, and its actor may be new.
 		p = pendings.Get().(*pendingAppend)
 		*p = pendingAppend{base: a.st.Version, baseHash: a.st.LastHash,
-			recs: p.recs[:0], before: p.before[:0], replies: p.replies[:0], evs: p.evs[:0]}
+			recs: p.recs[:0], before: p.before[:0], replies: p.replies[:0]}
 	}
 	p.before = a.st.runStatuses(p.before, d.recs)
 	for i := range d.recs {
@@ -129,17 +128,13 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 	n := len(p.recs)
 	all := append(p.recs, recs...)
 	p.recs = all
-	evs := p.evs[:0]
-	for i := range all {
-		evs = append(evs, all[i].Event)
-	}
-	p.evs = evs
+	bp := storeEvents(all)
 	var t0 time.Time
 	if a.h.cfg.Observer != nil {
 		t0 = time.Now()
 	}
-	res, err := events.AppendSteps(a.store.get(), a.h.cfg.Store, a.stream, events.Exact(p.base), evs...)
-	clear(evs) // the store keeps none of them
+	res, err := events.AppendSteps(a.store.get(), a.h.cfg.Store, a.stream, events.Exact(p.base), (*bp)...)
+	putEvents(bp)
 	if err != nil {
 		if len(recs) > 0 && res.LastVersion == 0 && errors.Is(err, events.ErrPayloadTooLarge) {
 			// The store refused them all for one too large, maybe one of
