@@ -26,12 +26,7 @@ func TestAgentToolOnAnotherNode(t *testing.T) {
 		return rt, lead, deployer
 	}
 	rtA, leadA, _ := node("node-a")
-	sess := leadA.NewSession()
-	res, err := sess.Run(t.Context(), "ship it")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = settle(t, sess, res.RunID)
+	sess, res := runSettled(t, leadA, "ship it")
 	if len(res.Subruns) != 1 {
 		t.Fatalf("parent %s with %d sub-run items", res.Status, len(res.Subruns))
 	}

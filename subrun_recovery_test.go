@@ -196,12 +196,7 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 				return rt, lead, deployer
 			}
 			rt1, lead, _ := start(true)
-			sess := lead.NewSession()
-			res, err := sess.Run(t.Context(), "ship it")
-			if err != nil {
-				t.Fatal(err)
-			}
-			res = settle(t, sess, res.RunID)
+			sess, res := runSettled(t, lead, "ship it")
 			if len(res.Subruns) != 1 {
 				t.Fatalf("parent %s with %d sub-run items", res.Status, len(res.Subruns))
 			}
