@@ -347,11 +347,7 @@ func TestReviewedArgumentsCheckedAfterRestart(t *testing.T) {
 				return cfg
 			}
 			start := func() (*weft.Runtime, *weft.Agent) {
-				rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { rt.Close() })
+				rt := startOn(t, store)
 				a, err := rt.NewAgent("deployer", config(t))
 				if err != nil {
 					t.Fatal(err)

@@ -193,11 +193,7 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 			store := memstore.New()
 			t.Cleanup(func() { store.Close() })
 			start := func(agentTools bool) (*weft.Runtime, *weft.Agent, *weft.Agent) {
-				rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { rt.Close() })
+				rt := startOn(t, store)
 				lead, deployer, err := subrunAgents(rt, agentTools)
 				if err != nil {
 					t.Fatal(err)

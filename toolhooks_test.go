@@ -152,11 +152,7 @@ func TestToolHooksNotRerunAfterRestart(t *testing.T) {
 	c := newHookCounter()
 	model := llm.NewScripted(llm.ScriptToolCalls(call("d1", "deploy", `{}`), call("s1", "status", `{}`)), llm.ScriptText("done"))
 	start := func() (*weft.Runtime, *weft.Agent) {
-		rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rt.Close() })
+		rt := startOn(t, store)
 		status := tool(t, "status", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) { return "green", nil })
 		a, err := rt.NewAgent("ops", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{deployTool(t, &runs), status},
 			ApprovalRequiredTools: []string{"deploy"}, ToolHooks: []toolsets.Hook{c.hook("agent")}})
