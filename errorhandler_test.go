@@ -87,10 +87,7 @@ func waitingDeploy(t *testing.T) toolsets.Tool {
 // cancels it.
 func cancelWhileWaiting(t *testing.T, sess *weft.Session, prompt string) {
 	t.Helper()
-	res, err := sess.Run(t.Context(), prompt)
-	if err != nil || res.Status != weft.StatusWaiting {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
+	res := runWaiting(t, sess, prompt)
 	if err := sess.Cancel(t.Context(), res.RunID, "ana", "changed my mind"); err != nil {
 		t.Fatal(err)
 	}

@@ -166,15 +166,12 @@ func TestToolHooksNotRerunAfterRestart(t *testing.T) {
 	}
 	rt1, a1 := start()
 	sess := a1.NewSession()
-	res, err := sess.Run(t.Context(), "go")
-	if err != nil || res.Status != weft.StatusWaiting {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
+	runWaiting(t, sess, "go")
 	if err := rt1.Close(); err != nil {
 		t.Fatal(err)
 	}
 	_, a2 := start()
-	res, err = a2.Session(sess.ID()).Resume(t.Context(), weft.Approve("d1", "alice", nil))
+	res, err := a2.Session(sess.ID()).Resume(t.Context(), weft.Approve("d1", "alice", nil))
 	if err != nil || res.Status != weft.StatusCompleted {
 		t.Fatalf("Resume = %+v, %v", res, err)
 	}
