@@ -138,14 +138,11 @@ else:
 move_meeting(calendar.find_meeting("Standup", day=today), {"starts_at": "2026-03-02T13:00:00Z", "ends_at": "2026-03-02T13:30:00Z"})`
 	model := llm.NewScripted(llm.ScriptToolCalls(codeCall("c1", prog)), llm.ScriptText("done"))
 	sess := codeAgent(t, rt, model, cal, weft.UsageLimits{}, pingTool).NewSession()
-	res, err := sess.Run(t.Context(), "go", weft.CodeMode())
-	if err != nil || res.Status != weft.StatusWaiting {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
+	runWaiting(t, sess, "go", weft.CodeMode())
 	cal.mu.Lock()
 	cal.meetings = cal.meetings[:2]
 	cal.mu.Unlock()
-	res, err = sess.Resume(t.Context(), weft.Approve("c1.2", "ana", nil))
+	res, err := sess.Resume(t.Context(), weft.Approve("c1.2", "ana", nil))
 	if err != nil || res.Status != weft.StatusCompleted {
 		t.Fatalf("Resume = %+v, %v", res, err)
 	}

@@ -41,11 +41,7 @@ func TestRecoveryCompletesSplitStep(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := startOn(t, store)
 	var calls atomic.Int32
 	ping := tool(t, "ping", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) {
 		calls.Add(1)

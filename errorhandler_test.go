@@ -61,6 +61,38 @@ func handlerEvents(t *testing.T, evs []events.Event) []string {
 	return out
 }
 
+// oneHandlerRan waits for a session's error_handler.ran and returns its
+// error_handler.ran events.
+func oneHandlerRan(t *testing.T, rt *weft.Runtime, session string) []string {
+	t.Helper()
+	waitFor(t, "error_handler.ran", func() bool { return len(handlerEvents(t, streamEvents(t, rt, session))) == 1 })
+	return handlerEvents(t, streamEvents(t, rt, session))
+}
+
+// bookThenDeploy books a room, then deploys; with waitingDeploy its run
+// waits for an approval after the booking.
+func bookThenDeploy() llm.Model {
+	return llm.NewScripted(llm.ScriptToolCalls(call("b1", "book_room", `{}`)), llm.ScriptToolCalls(call("d1", "deploy", `{}`)))
+}
+
+// waitingDeploy is a deploy tool that needs an approval no one gives.
+func waitingDeploy(t *testing.T) toolsets.Tool {
+	t.Helper()
+	return tool(t, "deploy", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) {
+		return nil, toolsets.ApprovalRequired("prod", nil)
+	})
+}
+
+// cancelWhileWaiting runs prompt in sess, checks that the run waits, and
+// cancels it.
+func cancelWhileWaiting(t *testing.T, sess *weft.Session, prompt string) {
+	t.Helper()
+	res := runWaiting(t, sess, prompt)
+	if err := sess.Cancel(t.Context(), res.RunID, "ana", "changed my mind"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -87,9 +119,9 @@ func TestErrorHandlerRunsOnceWhenTheRunFails(t *testing.T) {
 	if _, err := sess.Run(t.Context(), "book"); err == nil {
 		t.Fatal("the run did not fail")
 	}
-	waitFor(t, "error_handler.ran", func() bool { return len(handlerEvents(t, streamEvents(t, rt, sess.ID()))) == 1 })
+	h := oneHandlerRan(t, rt, sess.ID())
 	evs := streamEvents(t, rt, sess.ID())
-	if h := handlerEvents(t, evs); h[0] != `b1:{"tool":"book_room","handler":"release_room","reason":"failed"}` {
+	if h[0] != `b1:{"tool":"book_room","handler":"release_room","reason":"failed"}` {
 		t.Fatalf("error_handler.ran = %v", h)
 	}
 	c := got.Load().(toolsets.HandlerCall)
@@ -126,21 +158,10 @@ func TestErrorHandlerOnCancelAndNotOnSuccess(t *testing.T) {
 	}
 	// Cancelled while a later call waits for approval: it runs, and its
 	// error is recorded.
-	deploy := tool(t, "deploy", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) {
-		return nil, toolsets.ApprovalRequired("prod", nil)
-	})
-	model := llm.NewScripted(llm.ScriptToolCalls(call("b1", "book_room", `{}`)), llm.ScriptToolCalls(call("d1", "deploy", `{}`)))
-	a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: []toolsets.Tool{bookTool(t, release), deploy}})
+	a := newAgent(t, rt, weft.AgentConfig{Model: bookThenDeploy(), Tools: []toolsets.Tool{bookTool(t, release), waitingDeploy(t)}})
 	sess := a.NewSession()
-	res, err := sess.Run(t.Context(), "book and deploy")
-	if err != nil || res.Status != weft.StatusWaiting {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	if err := sess.Cancel(t.Context(), res.RunID, "ana", "changed my mind"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "error_handler.ran", func() bool { return len(handlerEvents(t, streamEvents(t, rt, sess.ID()))) == 1 })
-	h := handlerEvents(t, streamEvents(t, rt, sess.ID()))
+	cancelWhileWaiting(t, sess, "book and deploy")
+	h := oneHandlerRan(t, rt, sess.ID())
 	if !strings.Contains(h[0], `"reason":"cancelled"`) || !strings.Contains(h[0], `room service down`) {
 		t.Fatalf("error_handler.ran = %v", h)
 	}

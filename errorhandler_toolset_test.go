@@ -77,27 +77,17 @@ func TestErrorHandlerOfAToolsetTool(t *testing.T) {
 				if ending == "failed" {
 					cfg.Model = failingModel()
 				} else {
-					cfg.Model = llm.NewScripted(llm.ScriptToolCalls(call("b1", "book_room", `{}`)), llm.ScriptToolCalls(call("d1", "deploy", `{}`)))
-					cfg.Tools = []toolsets.Tool{tool(t, "deploy", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) {
-						return nil, toolsets.ApprovalRequired("prod", nil)
-					})}
+					cfg.Model = bookThenDeploy()
+					cfg.Tools = []toolsets.Tool{waitingDeploy(t)}
 				}
 				a := newAgent(t, rt, cfg)
 				sess := a.NewSession()
-				res, err := sess.Run(t.Context(), "book")
-				if ending == "failed" && err == nil {
+				if ending == "cancelled" {
+					cancelWhileWaiting(t, sess, "book")
+				} else if _, err := sess.Run(t.Context(), "book"); err == nil {
 					t.Fatal("the run did not fail")
 				}
-				if ending == "cancelled" {
-					if err != nil || res.Status != weft.StatusWaiting {
-						t.Fatalf("Run = %+v, %v", res, err)
-					}
-					if err := sess.Cancel(t.Context(), res.RunID, "ana", "changed my mind"); err != nil {
-						t.Fatal(err)
-					}
-				}
-				waitFor(t, "error_handler.ran", func() bool { return len(handlerEvents(t, streamEvents(t, rt, sess.ID()))) == 1 })
-				h := handlerEvents(t, streamEvents(t, rt, sess.ID()))
+				h := oneHandlerRan(t, rt, sess.ID())
 				if want := `b1:{"tool":"book_room","handler":"release_room","reason":"` + ending + `"}`; h[0] != want {
 					t.Fatalf("error_handler.ran = %v, want %s", h, want)
 				}
@@ -164,8 +154,7 @@ func TestErrorHandlerNotDeclared(t *testing.T) {
 			if _, err := sess.Run(t.Context(), "book"); err == nil {
 				t.Fatal("the run did not fail")
 			}
-			waitFor(t, "error_handler.ran", func() bool { return len(handlerEvents(t, streamEvents(t, rt, sess.ID()))) == 1 })
-			h := handlerEvents(t, streamEvents(t, rt, sess.ID()))
+			h := oneHandlerRan(t, rt, sess.ID())
 			for _, want := range tc.errors {
 				if !strings.Contains(h[0], want) {
 					t.Fatalf("error_handler.ran = %v, want an error with %q", h, want)

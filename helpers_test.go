@@ -42,6 +42,17 @@ func newRuntime(t *testing.T) *weft.Runtime {
 	return rt
 }
 
+// startOn starts a runtime on store (which outlives it).
+func startOn(t *testing.T, store events.Store) *weft.Runtime {
+	t.Helper()
+	rt, err := weft.Start(t.Context(), weft.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
 func newAgent(t *testing.T, rt *weft.Runtime, cfg weft.AgentConfig) *weft.Agent {
 	t.Helper()
 	a, err := rt.NewAgent(t.Name(), cfg)

@@ -31,6 +31,16 @@ func deployTool(t *testing.T, runs *atomic.Int32, opts ...toolsets.Option) tools
 	}, opts...)
 }
 
+// runWaiting runs prompt in sess and checks that the run waits.
+func runWaiting(t *testing.T, sess *weft.Session, prompt string, opts ...weft.RunOption) *weft.Result {
+	t.Helper()
+	res, err := sess.Run(t.Context(), prompt, opts...)
+	if err != nil || res.Status != weft.StatusWaiting {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	return res
+}
+
 func TestApproval(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -347,11 +357,7 @@ func TestReviewedArgumentsCheckedAfterRestart(t *testing.T) {
 				return cfg
 			}
 			start := func() (*weft.Runtime, *weft.Agent) {
-				rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { rt.Close() })
+				rt := startOn(t, store)
 				a, err := rt.NewAgent("deployer", config(t))
 				if err != nil {
 					t.Fatal(err)
@@ -360,16 +366,13 @@ func TestReviewedArgumentsCheckedAfterRestart(t *testing.T) {
 			}
 			rt1, a1 := start()
 			sess := a1.NewSession()
-			res, err := sess.Run(t.Context(), "go")
-			if err != nil || res.Status != weft.StatusWaiting {
-				t.Fatalf("Run = %+v, %v", res, err)
-			}
+			runWaiting(t, sess, "go")
 			if err := rt1.Close(); err != nil {
 				t.Fatal(err)
 			}
 			rt2, a2 := start()
 			sess = a2.Session(sess.ID())
-			_, err = sess.Resume(t.Context(), weft.Approve("d1", "mallory", json.RawMessage(`{"env":7}`)))
+			_, err := sess.Resume(t.Context(), weft.Approve("d1", "mallory", json.RawMessage(`{"env":7}`)))
 			if !errors.Is(err, weft.ErrWrongDecision) {
 				t.Fatalf("Resume with arguments that fail the schema: %v, want ErrWrongDecision", err)
 			}
@@ -383,7 +386,7 @@ func TestReviewedArgumentsCheckedAfterRestart(t *testing.T) {
 			}
 			_, a3 := start()
 			sess = a3.Session(sess.ID())
-			res, err = sess.Resume(t.Context(), weft.Approve("d1", "alice", json.RawMessage(`{"env":"staging"}`)))
+			res, err := sess.Resume(t.Context(), weft.Approve("d1", "alice", json.RawMessage(`{"env":"staging"}`)))
 			if err != nil || res.Status != weft.StatusCompleted {
 				t.Fatalf("Resume = %+v, %v", res, err)
 			}

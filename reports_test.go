@@ -31,11 +31,9 @@ func TestReturns(t *testing.T) {
 		llm.ScriptText("done"))
 	a := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: []toolsets.Tool{echo, sad, guarded}, ApprovalRequiredTools: []string{"guarded"}})
 	s := a.NewSession()
-	res, err := s.Run(t.Context(), "go")
-	if err != nil || res.Status != weft.StatusWaiting {
-		t.Fatalf("Run = %+v, %v; want waiting", res, err)
-	}
-	if res, err = s.Resume(t.Context(), weft.Deny("c3", "alice", "not today")); err != nil || res.Status != weft.StatusCompleted {
+	runWaiting(t, s, "go")
+	res, err := s.Resume(t.Context(), weft.Deny("c3", "alice", "not today"))
+	if err != nil || res.Status != weft.StatusCompleted {
 		t.Fatalf("Resume = %+v, %v; want completed", res, err)
 	}
 	evs, err := s.Events(t.Context(), res.RunID)

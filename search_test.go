@@ -227,14 +227,3 @@ func TestOutputValidatorBudgetAndHookError(t *testing.T) {
 }
 
 func newSharedStore() events.Store { return memstore.New() }
-
-// startOn starts a runtime on store (which outlives it).
-func startOn(t *testing.T, store events.Store) *weft.Runtime {
-	t.Helper()
-	rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	return rt
-}

@@ -71,10 +71,7 @@ func TestSessionDecide(t *testing.T) {
 	ping := tool(t, "ping", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) { return "pong", nil })
 	model := llm.NewScripted(llm.ScriptToolCalls(llm.ToolCall{ID: "c1", Name: "ping", Arguments: json.RawMessage(`{}`)}), llm.ScriptText("done"))
 	sess := newAgent(t, rt, weft.AgentConfig{Model: model, Tools: []toolsets.Tool{ping}, ApprovalRequiredTools: []string{"ping"}}).NewSession()
-	res, err := sess.Run(t.Context(), "go")
-	if err != nil || res.Status != weft.StatusWaiting {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
+	res := runWaiting(t, sess, "go")
 	if _, err := sess.Decide(t.Context(), weft.Approve("nope", "ops", nil)); !errors.Is(err, weft.ErrUnknownDecision) {
 		t.Fatalf("Decide on an unknown id: %v, want ErrUnknownDecision", err)
 	}

@@ -26,16 +26,7 @@ func TestAgentToolOnAnotherNode(t *testing.T) {
 		return rt, lead, deployer
 	}
 	rtA, leadA, _ := node("node-a")
-	sess := leadA.NewSession()
-	res, err := sess.Run(t.Context(), "ship it")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = settle(t, sess, res.RunID)
-	if len(res.Subruns) != 1 {
-		t.Fatalf("parent %s with %d sub-run items", res.Status, len(res.Subruns))
-	}
-	it, runID := res.Subruns[0], res.RunID
+	sess, runID, it := waitingForSubrun(t, leadA)
 	if err := rtA.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +35,7 @@ func TestAgentToolOnAnotherNode(t *testing.T) {
 	if _, err := deployerB.Session(it.SessionID).Decide(t.Context(), weft.Approve(it.ID, "ops", nil)); err != nil {
 		t.Fatal(err)
 	}
-	res = settle(t, leadB.Session(sess.ID()), runID)
+	res := settle(t, leadB.Session(sess.ID()), runID)
 	if res.Status != weft.StatusCompleted || res.Output != `"the coast is clear" + "deployed prod"` {
 		t.Fatalf("parent %s %q (%v)", res.Status, res.Output, res.Err)
 	}

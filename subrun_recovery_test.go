@@ -61,6 +61,18 @@ func subrunAgents(rt *weft.Runtime, agentTools bool) (lead, deployer *weft.Agent
 	return lead, deployer, err
 }
 
+// waitingForSubrun runs "ship it" in a new session of a lead of
+// subrunAgents and returns the session, the run, and the one sub-run item
+// the run waits for (the deployer's approval).
+func waitingForSubrun(t *testing.T, lead *weft.Agent) (sess *weft.Session, runID string, it weft.SubrunItem) {
+	t.Helper()
+	sess, res := runSettled(t, lead, "ship it")
+	if len(res.Subruns) != 1 {
+		t.Fatalf("parent %s with %d sub-run items", res.Status, len(res.Subruns))
+	}
+	return sess, res.RunID, res.Subruns[0]
+}
+
 // twoDelegations calls the scout and the deployer in one response, then
 // joins their returns.
 func twoDelegations() llm.Model {
@@ -181,11 +193,7 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 			store := memstore.New()
 			t.Cleanup(func() { store.Close() })
 			start := func(agentTools bool) (*weft.Runtime, *weft.Agent, *weft.Agent) {
-				rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { rt.Close() })
+				rt := startOn(t, store)
 				lead, deployer, err := subrunAgents(rt, agentTools)
 				if err != nil {
 					t.Fatal(err)
@@ -196,16 +204,7 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 				return rt, lead, deployer
 			}
 			rt1, lead, _ := start(true)
-			sess := lead.NewSession()
-			res, err := sess.Run(t.Context(), "ship it")
-			if err != nil {
-				t.Fatal(err)
-			}
-			res = settle(t, sess, res.RunID)
-			if len(res.Subruns) != 1 {
-				t.Fatalf("parent %s with %d sub-run items", res.Status, len(res.Subruns))
-			}
-			it, runID := res.Subruns[0], res.RunID
+			sess, runID, it := waitingForSubrun(t, lead)
 			rt1.Close()
 
 			rt2, lead, deployer := start(false)
@@ -235,7 +234,7 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 				}
 				return
 			}
-			res = settle(t, lead.Session(sess.ID()), runID)
+			res := settle(t, lead.Session(sess.ID()), runID)
 			if res.Status != weft.StatusCompleted || res.Output != `"the coast is clear" + "deployed prod"` {
 				t.Fatalf("parent %s %q", res.Status, res.Output)
 			}

@@ -83,6 +83,28 @@ func settle(t *testing.T, sess *weft.Session, runID string) *weft.Result {
 	return res
 }
 
+// runSettled runs prompt in a new session of a and returns the session
+// and the run's result once it has settled.
+func runSettled(t *testing.T, a *weft.Agent, prompt string) (*weft.Session, *weft.Result) {
+	t.Helper()
+	sess := a.NewSession()
+	res, err := sess.Run(t.Context(), prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess, settle(t, sess, res.RunID)
+}
+
+// leadAndDeployer registers a deployer, whose deploy needs an approval and
+// counts its runs in runs, and a lead that delegates "prod" to it.
+func leadAndDeployer(t *testing.T, rt *weft.Runtime) (lead, deployer *weft.Agent, runs *atomic.Int32) {
+	t.Helper()
+	runs = new(atomic.Int32)
+	deployer = newAgentNamed(t, rt, "deployer", weft.AgentConfig{Model: toolThenText("deploy", "deployed"), Tools: []toolsets.Tool{deployTool(t, runs)}})
+	lead = newAgentNamed(t, rt, "lead", weft.AgentConfig{Model: delegating("deployer", "prod"), Tools: []toolsets.Tool{agentTool(t, deployer)}})
+	return lead, deployer, runs
+}
+
 // TestAgentToolChildrenRunInParallel: two calls of an agent tool in one
 // response start two child runs in child sessions, which run at the same
 // time; their outputs become the returns of the parent's calls, and the
@@ -106,12 +128,7 @@ func TestAgentToolChildrenRunInParallel(t *testing.T) {
 	})
 	researcher := newAgentNamed(t, rt, "researcher", weft.AgentConfig{Model: toolThenText("lookup", "notes on"), Tools: []toolsets.Tool{lookup}})
 	planner := newAgentNamed(t, rt, "planner", weft.AgentConfig{Model: delegating("researcher", "tides", "winds"), Tools: []toolsets.Tool{agentTool(t, researcher)}})
-	sess := planner.NewSession()
-	res, err := sess.Run(t.Context(), "plan a sail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = settle(t, sess, res.RunID)
+	sess, res := runSettled(t, planner, "plan a sail")
 	if res.Status != weft.StatusCompleted || res.Output != `plan: "notes on tides" + "notes on winds"` {
 		t.Fatalf("parent = %s %q (%v)", res.Status, res.Output, res.Err)
 	}
@@ -182,15 +199,8 @@ func newAgentNamed(t *testing.T, rt *weft.Runtime, name string, cfg weft.AgentCo
 // child, whose end resumes the parent.
 func TestAgentToolChildApproval(t *testing.T) {
 	rt := newRuntime(t)
-	var runs atomicCounter
-	deployer := newAgentNamed(t, rt, "deployer", weft.AgentConfig{Model: toolThenText("deploy", "deployed"), Tools: []toolsets.Tool{deployTool(t, runs.p())}})
-	lead := newAgentNamed(t, rt, "lead", weft.AgentConfig{Model: delegating("deployer", "prod"), Tools: []toolsets.Tool{agentTool(t, deployer)}})
-	sess := lead.NewSession()
-	res, err := sess.Run(t.Context(), "ship it")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = settle(t, sess, res.RunID)
+	lead, deployer, runs := leadAndDeployer(t, rt)
+	sess, res := runSettled(t, lead, "ship it")
 	if res.Status != weft.StatusWaiting || len(res.Subruns) != 1 {
 		t.Fatalf("parent %s with sub-run items %+v; want waiting for one", res.Status, res.Subruns)
 	}
@@ -202,8 +212,8 @@ func TestAgentToolChildApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = settle(t, sess, res.RunID)
-	if res.Status != weft.StatusCompleted || res.Output != `plan: "deployed prod"` || runs.n.Load() != 1 {
-		t.Fatalf("parent = %s %q, deploy ran %d times", res.Status, res.Output, runs.n.Load())
+	if res.Status != weft.StatusCompleted || res.Output != `plan: "deployed prod"` || runs.Load() != 1 {
+		t.Fatalf("parent = %s %q, deploy ran %d times", res.Status, res.Output, runs.Load())
 	}
 }
 
@@ -211,15 +221,8 @@ func TestAgentToolChildApproval(t *testing.T) {
 // and the parent's waiting call is not settled by it afterwards.
 func TestAgentToolCancelPropagates(t *testing.T) {
 	rt := newRuntime(t)
-	var runs atomicCounter
-	deployer := newAgentNamed(t, rt, "deployer", weft.AgentConfig{Model: toolThenText("deploy", "deployed"), Tools: []toolsets.Tool{deployTool(t, runs.p())}})
-	lead := newAgentNamed(t, rt, "lead", weft.AgentConfig{Model: delegating("deployer", "prod"), Tools: []toolsets.Tool{agentTool(t, deployer)}})
-	sess := lead.NewSession()
-	res, err := sess.Run(t.Context(), "ship it")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = settle(t, sess, res.RunID)
+	lead, deployer, _ := leadAndDeployer(t, rt)
+	sess, res := runSettled(t, lead, "ship it")
 	if len(res.Subruns) != 1 {
 		t.Fatalf("no child waits: %+v", res)
 	}
@@ -248,12 +251,7 @@ func TestAgentToolLimits(t *testing.T) {
 		helper := newAgentNamed(t, rt, "helper", weft.AgentConfig{Model: llm.AlwaysText("ok")})
 		model := delegating("helper", "a", "b", "c")
 		boss := newAgentNamed(t, rt, "boss", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{agentTool(t, helper, weft.WithMaxFanOut(2))}})
-		sess := boss.NewSession()
-		res, err := sess.Run(t.Context(), "go")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res = settle(t, sess, res.RunID)
+		sess, res := runSettled(t, boss, "go")
 		if res.Status != weft.StatusCompleted {
 			t.Fatalf("parent %s %v", res.Status, res.Err)
 		}
@@ -270,12 +268,7 @@ func TestAgentToolLimits(t *testing.T) {
 		leaf := newAgentNamed(t, rt, "leaf", weft.AgentConfig{Model: llm.AlwaysText("leaf done")})
 		mid := newAgentNamed(t, rt, "mid", weft.AgentConfig{Model: delegating("leaf", "x"), Tools: []toolsets.Tool{agentTool(t, leaf, weft.WithMaxDepth(1))}})
 		top := newAgentNamed(t, rt, "top", weft.AgentConfig{Model: delegating("mid", "y"), Tools: []toolsets.Tool{agentTool(t, mid)}})
-		sess := top.NewSession()
-		res, err := sess.Run(t.Context(), "go")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res = settle(t, sess, res.RunID)
+		_, res := runSettled(t, top, "go")
 		if res.Status != weft.StatusCompleted || !strings.Contains(res.Output, "exceed the depth limit of 1") {
 			t.Fatalf("parent %s %q", res.Status, res.Output)
 		}
@@ -299,10 +292,6 @@ func returnKinds(t *testing.T, rt *weft.Runtime, session string) map[string]tool
 	return out
 }
 
-type atomicCounter struct{ n atomic.Int32 }
-
-func (c *atomicCounter) p() *atomic.Int32 { return &c.n }
-
 // TestAgentToolUsageCountsAgainstParent: a child's usage is added to its
 // parent's, and counts against the parent's limits.
 func TestAgentToolUsageCountsAgainstParent(t *testing.T) {
@@ -315,12 +304,7 @@ func TestAgentToolUsageCountsAgainstParent(t *testing.T) {
 				cfg.Limits.Requests = weft.AtMost(2)
 			}
 			boss := newAgentNamed(t, rt, "boss", cfg)
-			sess := boss.NewSession()
-			res, err := sess.Run(t.Context(), "go")
-			if err != nil {
-				t.Fatal(err)
-			}
-			res = settle(t, sess, res.RunID)
+			_, res := runSettled(t, boss, "go")
 			var re *weft.RunError
 			switch {
 			case !limited && (res.Status != weft.StatusCompleted || res.Usage.Requests != 3):
@@ -337,20 +321,16 @@ func TestAgentToolUsageCountsAgainstParent(t *testing.T) {
 // the sub-run has ended: the resume carries the sub-run's end.
 func TestAgentToolParentWithItsOwnApproval(t *testing.T) {
 	rt := newRuntime(t)
-	var runs atomicCounter
+	var runs atomic.Int32
 	helper := newAgentNamed(t, rt, "helper", weft.AgentConfig{Model: llm.AlwaysText("helped")})
 	model := llm.NewScripted(llm.ScriptToolCalls(call("h1", "helper", `{"prompt":"help"}`), call("d1", "deploy", `{}`)), llm.ScriptText("all done"))
-	boss := newAgentNamed(t, rt, "boss", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{agentTool(t, helper), deployTool(t, runs.p())}})
-	sess := boss.NewSession()
-	res, err := sess.Run(t.Context(), "go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = settle(t, sess, res.RunID)
+	boss := newAgentNamed(t, rt, "boss", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{agentTool(t, helper), deployTool(t, &runs)}})
+	sess, res := runSettled(t, boss, "go")
 	if res.Status != weft.StatusWaiting || len(res.Pending.Approvals) != 1 {
 		t.Fatalf("parent %s, pending %+v", res.Status, res.Pending)
 	}
 	// The helper has ended by now: its end rides with the decision.
+	var err error
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		res, err = sess.Resume(t.Context(), weft.Approve("d1", "alice", nil))
@@ -372,16 +352,9 @@ func TestAgentToolParentWithItsOwnApproval(t *testing.T) {
 // end settles nothing, and the parent waits for its real child.
 func TestForgedParentDoesNotSettle(t *testing.T) {
 	rt := newRuntime(t)
-	var runs atomicCounter
-	deployer := newAgentNamed(t, rt, "deployer", weft.AgentConfig{Model: toolThenText("deploy", "deployed"), Tools: []toolsets.Tool{deployTool(t, runs.p())}})
-	lead := newAgentNamed(t, rt, "lead", weft.AgentConfig{Model: delegating("deployer", "prod"), Tools: []toolsets.Tool{agentTool(t, deployer)}})
+	lead, deployer, _ := leadAndDeployer(t, rt)
 	forger := newAgentNamed(t, rt, "forger", weft.AgentConfig{Model: llm.AlwaysText("fake output")})
-	sess := lead.NewSession()
-	res, err := sess.Run(t.Context(), "ship it")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = settle(t, sess, res.RunID)
+	sess, res := runSettled(t, lead, "ship it")
 	if len(res.Subruns) != 1 {
 		t.Fatalf("parent %+v", res)
 	}

@@ -152,11 +152,7 @@ func TestToolHooksNotRerunAfterRestart(t *testing.T) {
 	c := newHookCounter()
 	model := llm.NewScripted(llm.ScriptToolCalls(call("d1", "deploy", `{}`), call("s1", "status", `{}`)), llm.ScriptText("done"))
 	start := func() (*weft.Runtime, *weft.Agent) {
-		rt, err := weft.Start(t.Context(), weft.Config{Store: store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rt.Close() })
+		rt := startOn(t, store)
 		status := tool(t, "status", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) { return "green", nil })
 		a, err := rt.NewAgent("ops", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{deployTool(t, &runs), status},
 			ApprovalRequiredTools: []string{"deploy"}, ToolHooks: []toolsets.Hook{c.hook("agent")}})
@@ -170,15 +166,12 @@ func TestToolHooksNotRerunAfterRestart(t *testing.T) {
 	}
 	rt1, a1 := start()
 	sess := a1.NewSession()
-	res, err := sess.Run(t.Context(), "go")
-	if err != nil || res.Status != weft.StatusWaiting {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
+	runWaiting(t, sess, "go")
 	if err := rt1.Close(); err != nil {
 		t.Fatal(err)
 	}
 	_, a2 := start()
-	res, err = a2.Session(sess.ID()).Resume(t.Context(), weft.Approve("d1", "alice", nil))
+	res, err := a2.Session(sess.ID()).Resume(t.Context(), weft.Approve("d1", "alice", nil))
 	if err != nil || res.Status != weft.StatusCompleted {
 		t.Fatalf("Resume = %+v, %v", res, err)
 	}

@@ -14,11 +14,7 @@ import (
 // version registered again is the latest again.
 func TestAgentVersions(t *testing.T) {
 	conn := testNATS(t)
-	h, err := NewHost(HostConfig{Conn: conn(), Store: memstore.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: conn(), Store: memstore.New()})
 	model := llm.AlwaysText("done")
 	v1 := &AgentSpec{Name: "a", Version: "v1", Model: model}
 	v2 := &AgentSpec{Name: "a", Version: "v2", Model: model}
@@ -93,11 +89,7 @@ func TestAgentVersions(t *testing.T) {
 // naming none records the latest.
 func TestStartRecordsTheAgentVersion(t *testing.T) {
 	conn := testNATS(t)
-	h, err := NewHost(HostConfig{Conn: conn(), Store: memstore.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: conn(), Store: memstore.New()})
 	model := llm.AlwaysText("done")
 	k := core{session: "s", st: NewSessionState("s"), look: h}
 	if err := h.Register(&AgentSpec{Name: "a", Version: "v7", Model: model}); err != nil {

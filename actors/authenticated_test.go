@@ -25,11 +25,7 @@ func TestClientCannotClaimAuthenticated(t *testing.T) {
 		{name: "free text by", authenticated: false, wantBad: false},
 	}
 	conn := testNATS(t)
-	h, err := NewHost(HostConfig{Conn: conn(), Store: memstore.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	newTestHost(t, HostConfig{Conn: conn(), Store: memstore.New()})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			body, _ := json.Marshal(ResumeCommand{RunID: "r1", Decisions: []Decision{{ID: "c1", Action: ActionApprove, By: "mallory", Authenticated: tc.authenticated}}})

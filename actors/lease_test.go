@@ -202,11 +202,7 @@ func TestForkRaceFence(t *testing.T) {
 	model := barrierModel{once: &sync.Once{}, both: make(chan struct{}), calls: &calls}
 	hosts := make([]*Host, 2)
 	for i := range hosts {
-		h, err := NewHost(HostConfig{Conn: conn(), Store: store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
+		h := newTestHost(t, HostConfig{Conn: conn(), Store: store})
 		if err := h.Register(&AgentSpec{Name: "a", Model: model}); err != nil {
 			t.Fatal(err)
 		}

@@ -39,11 +39,7 @@ func waitOutcome(t *testing.T, ch <-chan Outcome) Outcome {
 func TestSettledSessionIsReleasedAndRebuilt(t *testing.T) {
 	conn := testNATS(t)
 	store := &flakyStore{Store: memstore.New()}
-	h, err := NewHost(HostConfig{Conn: conn(), Store: store, SessionIdle: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: conn(), Store: store, SessionIdle: 20 * time.Millisecond})
 	release := make(chan struct{})
 	if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
 		t.Fatal(err)
@@ -128,11 +124,7 @@ func (s *holdCompletion) Append(ctx context.Context, stream string, exp events.E
 func TestCommandRacingReleaseIsCarriedOut(t *testing.T) {
 	conn := testNATS(t)
 	store := &holdCompletion{Store: memstore.New(), held: make(chan struct{}), release: make(chan struct{})}
-	h, err := NewHost(HostConfig{Conn: conn(), Store: store, SessionIdle: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: conn(), Store: store, SessionIdle: time.Millisecond})
 	if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
 		t.Fatal(err)
 	}
@@ -210,11 +202,7 @@ func (s *ctxStore) ReadStream(ctx context.Context, stream string, from uint64) (
 func TestPassivatedSessionReleasesItsStoreContext(t *testing.T) {
 	conn := testNATS(t)
 	store := &ctxStore{Store: memstore.New()}
-	h, err := NewHost(HostConfig{Conn: conn(), Store: store, SessionIdle: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: conn(), Store: store, SessionIdle: 20 * time.Millisecond})
 	if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
 		t.Fatal(err)
 	}

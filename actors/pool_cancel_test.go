@@ -132,11 +132,7 @@ func pooledHost(t *testing.T) (*Host, jetstream.Stream) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHost(HostConfig{Conn: nc, Store: memstore.New(), PublishEvents: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: nc, Store: memstore.New(), PublishEvents: true})
 	work, err := toolsets.NewFunc("work", func(context.Context, struct{}) (string, error) { return "ran locally", nil })
 	if err != nil {
 		t.Fatal(err)

@@ -74,11 +74,7 @@ func (s *stepStore) appends() [][]events.Type {
 // echo, then answers "done".
 func fuseHost(t *testing.T, store events.Store) *Host {
 	t.Helper()
-	h, err := NewHost(HostConfig{Conn: testNATS(t)(), Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: testNATS(t)(), Store: store})
 	args, _ := json.Marshal(map[string]string{"env": "prod"})
 	model := llm.NewScripted(llm.ScriptToolCalls(llm.ToolCall{ID: "c1", Name: "echo", Arguments: args}), llm.ScriptText("done"))
 	if err := h.Register(&AgentSpec{Name: "a", Model: model, Tools: []toolsets.Tool{coreTool(t, "echo")}}); err != nil {

@@ -14,11 +14,7 @@ import (
 // textHost is a host on store whose agent "a" answers "done".
 func textHost(t *testing.T, conn func() *nats.Conn, store events.Store) *Host {
 	t.Helper()
-	h, err := NewHost(HostConfig{Conn: conn(), Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: conn(), Store: store})
 	if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
 		t.Fatal(err)
 	}

@@ -103,11 +103,7 @@ func newTakeoverNode(t *testing.T, conn func() *nats.Conn, log events.Store, nam
 	if leases.markers != o.markers {
 		t.Fatalf("lease bucket markers %v, want %v", leases.markers, o.markers)
 	}
-	n.h, err = NewHost(HostConfig{Conn: n.nc, Store: n.store, PublishEvents: true, Leases: leases})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.h.Close() })
+	n.h = newTestHost(t, HostConfig{Conn: n.nc, Store: n.store, PublishEvents: true, Leases: leases})
 	var first atomic.Bool
 	work, err := toolsets.NewContextFunc("work", func(ctx context.Context, _ *toolsets.ToolContext, _ struct{}) (string, error) {
 		n.calls.Add(1)
@@ -418,11 +414,7 @@ func TestTakeoverLeavesWaitingSessions(t *testing.T) {
 }
 
 func TestWatchLeasesNeedsLeases(t *testing.T) {
-	h, err := NewHost(HostConfig{Conn: testNATS(t)(), Store: memstore.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := newTestHost(t, HostConfig{Conn: testNATS(t)(), Store: memstore.New()})
 	if err := h.WatchLeases(t.Context(), nil); !errors.Is(err, ErrNoLeases) {
 		t.Fatalf("WatchLeases = %v, want ErrNoLeases", err)
 	}

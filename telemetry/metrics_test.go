@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/weft-run/weft"
@@ -50,20 +52,8 @@ func TestMetricsEndpoint(t *testing.T) {
 
 	scrape := func() map[string]string {
 		t.Helper()
-		srv := httptest.NewServer(tel.Handler())
-		defer srv.Close()
-		resp, err := http.Get(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		fams, err := (&expfmt.TextParser{}).TextToMetricFamilies(strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatalf("parse /metrics: %v\n%s", err, body)
-		}
 		out := map[string]string{}
-		for name, f := range fams {
+		for name, f := range scrapeMetrics(t, tel.Handler()) {
 			var series []string
 			for _, m := range f.Metric {
 				var ls []string
@@ -116,6 +106,25 @@ func TestMetricsEndpoint(t *testing.T) {
 
 func strconvF(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
+// scrapeMetrics gets the metrics h serves and parses them with the
+// Prometheus text parser.
+func scrapeMetrics(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fams, err := (&expfmt.TextParser{}).TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, body)
+	}
+	return fams
+}
+
 // TestHITLGaugeAfterCancel: a cancelled run's undecided approval leaves
 // the pending gauge.
 func TestHITLGaugeAfterCancel(t *testing.T) {
@@ -128,16 +137,9 @@ func TestHITLGaugeAfterCancel(t *testing.T) {
 	res := run(t, s, weft.StatusWaiting)
 	gauge := func() string {
 		t.Helper()
-		srv := httptest.NewServer(tel.Handler())
-		defer srv.Close()
-		resp, err := http.Get(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		fams, err := (&expfmt.TextParser{}).TextToMetricFamilies(resp.Body)
-		if err != nil || fams["weft_hitl_pending"] == nil {
-			t.Fatalf("parse: %v", err)
+		fams := scrapeMetrics(t, tel.Handler())
+		if fams["weft_hitl_pending"] == nil {
+			t.Fatal("no weft_hitl_pending in /metrics")
 		}
 		return strconvF(fams["weft_hitl_pending"].Metric[0].GetGauge().GetValue())
 	}

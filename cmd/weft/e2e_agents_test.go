@@ -165,10 +165,7 @@ agents:
 		t.Fatal(err)
 	}
 	const viewer, operator, approver = "vera-viewer-token-0123456789", "oscar-operator-token-0123456789", "alice-approver-token-0123456789"
-	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("vera viewer "+viewer+"\noscar operator "+operator+"\nalice approver,viewer "+approver+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeTokens(t, dir, "vera viewer "+viewer, "oscar operator "+operator, "alice approver,viewer "+approver)
 	cmd := exec.Command(bin, "serve", "--agents", spec, "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:-1", "--http", "127.0.0.1:0", "--http-tokens", tokens, "--json")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

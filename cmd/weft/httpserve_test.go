@@ -13,17 +13,25 @@ import (
 	"github.com/weft-run/weft/events"
 )
 
+// writeTokens writes the API token file dir/tokens, one "name roles
+// token" line per entry, and returns its path.
+func writeTokens(t *testing.T, dir string, lines ...string) string {
+	t.Helper()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tokens
+}
+
 // weft serve --demo --http serves the API: the demo's waiting approval is
 // listed, a viewer may not approve it (403), no token is 401, the
 // approver's approval records the token's principal, and the run's events
 // stream until it completes.
 func TestServeHTTPDemo(t *testing.T) {
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens")
 	const viewer, approver = "viewer-token-e2e-0123456789", "approver-token-e2e-0123456789"
-	if err := os.WriteFile(tokens, []byte("vic viewer "+viewer+"\nalice approver "+approver+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeTokens(t, dir, "vic viewer "+viewer, "alice approver "+approver)
 	stdout, done, stop := serveInBackground(t, "serve", "--demo", "--listen", "127.0.0.1:-1", "--json", "--http", "127.0.0.1:0", "--http-tokens", tokens)
 	first, _, _ := strings.Cut(stdout.waitFor(t, t.Context(), done, "\n"), "\n")
 	rep := decodeJSON[serveReport](t, first)
@@ -130,10 +138,7 @@ func TestLoadHTTPTokens(t *testing.T) {
 	if err != nil || tok.Len() != 2 || source != "$WEFT_HTTP_TOKENS" {
 		t.Fatalf("from the environment: %d tokens from %q, %v", tok.Len(), source, err)
 	}
-	file := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(file, []byte("alice approver file-token-0123456789\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeTokens(t, t.TempDir(), "alice approver file-token-0123456789")
 	if tok, source, err = loadHTTPTokens(file); err != nil || tok.Len() != 1 || source != file {
 		t.Fatalf("from the file: %d tokens from %q, %v", tok.Len(), source, err)
 	}

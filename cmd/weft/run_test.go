@@ -33,10 +33,7 @@ func hostNode(t *testing.T) serveReport {
 	if err := os.WriteFile(spec, []byte("version: 1\nagents:\n  - name: greeter\n    model:\n      name: openai-compatible:m\n      base_url: "+model.URL+"/v1\n    instructions: [Greet.]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("alice viewer,operator,approver "+runTestToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeTokens(t, dir, "alice viewer,operator,approver "+runTestToken)
 	stdout, done, _ := serveInBackground(t, "serve", "--demo", "--agents", spec, "--listen", "127.0.0.1:-1", "--json", "--http", "127.0.0.1:0", "--http-tokens", tokens)
 	first, _, _ := strings.Cut(stdout.waitFor(t, t.Context(), done, "\n"), "\n")
 	rep := decodeJSON[serveReport](t, first)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,11 +16,8 @@ import (
 // /metrics (for a token with any role), beside the API.
 func TestServeObserve(t *testing.T) {
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens")
 	const viewer = "viewer-token-observe-0123456789"
-	if err := os.WriteFile(tokens, []byte("vic viewer "+viewer+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeTokens(t, dir, "vic viewer "+viewer)
 	stdout, done, _ := serveInBackground(t, "serve", "--demo", "--listen", "127.0.0.1:-1", "--json", "--http", "127.0.0.1:0", "--http-tokens", tokens,
 		"--log-format", "json", "--log-level", "info")
 	first, _, _ := strings.Cut(stdout.waitFor(t, t.Context(), done, "\n"), "\n")
