@@ -102,7 +102,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (sessionData, 
 	d.Entries = timeline(evs)
 	d.Runs = runTree(evs, d.Archive)
 	c.childStatuses(r, d.Runs)
-	if d.Pending, err = c.pending(r, id); err != nil {
+	if d.Pending, err = c.pending(r, id, d.Archive.Runs); err != nil {
 		c.fail(w, r, err)
 		return d, false
 	}
