@@ -147,10 +147,7 @@ func (c *Console) decidedBy(r *http.Request, session, call string) (string, erro
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
 			}
-			verb, by = "denied", d.By
-			if d.Approved {
-				verb = "approved"
-			}
+			verb, by = decisionVerb(d), d.By
 		case events.TypeDeferredResolved:
 			var d events.DeferredResolved
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
@@ -158,9 +155,7 @@ func (c *Console) decidedBy(r *http.Request, session, call string) (string, erro
 			}
 			verb, by = "resolved", d.By
 		case events.TypeElicitationAnswered:
-			var d struct {
-				By string `json:"by"`
-			}
+			var d events.ElicitationAnswered
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
 			}

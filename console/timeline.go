@@ -149,11 +149,7 @@ func timeline(evs []events.Event) []entry {
 		case events.TypeApprovalDecided:
 			var d events.ApprovalDecided
 			dec(ev.Data, &d)
-			verb := "denied"
-			if d.Approved {
-				verb = "approved"
-			}
-			e.Title, e.Text, e.JSON = verb+" by "+d.By+authTag(d.Authenticated), d.Reason, pretty(d.Arguments)
+			e.Title, e.Text, e.JSON = decisionVerb(d)+" by "+d.By+authTag(d.Authenticated), d.Reason, pretty(d.Arguments)
 			e.Error = !d.Approved
 		case events.TypeDeferredRequested:
 			var d events.DeferredRequested
@@ -181,6 +177,14 @@ func timeline(evs []events.Event) []entry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// decisionVerb says what an approval decision did: approved or denied.
+func decisionVerb(d events.ApprovalDecided) string {
+	if d.Approved {
+		return "approved"
+	}
+	return "denied"
 }
 
 func authTag(ok bool) string {
