@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -138,5 +139,9 @@ func pretty(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	return jsonIndent(make([]byte, 0, len(raw)*2), raw)
+	buf := bytes.NewBuffer(make([]byte, 0, len(raw)*2))
+	if err := json.Indent(buf, raw, "", "  "); err != nil {
+		return string(raw) // not JSON: as it is
+	}
+	return buf.String()
 }

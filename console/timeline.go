@@ -167,7 +167,7 @@ func timeline(evs []events.Event) []entry {
 			e.Title = "usage of the " + d.Scope
 			e.Detail = fmt.Sprintf("%d requests, %s, %d tool calls", d.Usage.Requests, usage(&d.Usage), d.Usage.ToolCalls)
 		case events.TypeDecisionRefused:
-			e.Title, e.Text, e.Error = "decision refused", rawText(ev.Data), true
+			e.Title, e.Text, e.Error = "decision refused", pretty(ev.Data), true
 		default:
 			e.Title, e.JSON = string(ev.Type), pretty(ev.Data)
 		}
@@ -193,8 +193,6 @@ func authTag(ok bool) string {
 	}
 	return ""
 }
-
-func rawText(raw json.RawMessage) string { return pretty(raw) }
 
 func classOf(t events.Type) string {
 	s := string(t)

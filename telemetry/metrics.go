@@ -245,7 +245,7 @@ func (t *Telemetry) countEvent(ctx context.Context, ev events.Event) {
 	switch ev.Type {
 	case events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled, events.TypeRunWaiting:
 		agent := ""
-		if r := t.track.runs[runKey(ev.SessionID, ev.RunID)]; r != nil {
+		if r := t.track.runs[runID{ev.SessionID, ev.RunID}]; r != nil {
 			agent = r.agent
 		}
 		t.m.runs.Add(ctx, 1, t.opt(optKey{what: optRuns, a: agent, b: strings.TrimPrefix(string(ev.Type), "run.")}))

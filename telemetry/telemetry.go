@@ -291,7 +291,7 @@ func (t *Telemetry) setActive(ev events.Event) {
 		return
 	}
 	var id trace.SpanID
-	r := t.track.runs[runKey(ev.SessionID, ev.RunID)]
+	r := t.track.runs[runID{ev.SessionID, ev.RunID}]
 	if r != nil && r.open {
 		id = r.span
 	}
