@@ -98,7 +98,6 @@ func newInstruments(mt metric.Meter, t *Telemetry) (*instruments, error) {
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
-	m.backendAttr = metric.WithAttributes(keyBackend.String(t.backend))
 	m.first = metric.WithAttributes(keyRedelivery.Bool(false))
 	m.again = metric.WithAttributes(keyRedelivery.Bool(true))
 	return m, nil

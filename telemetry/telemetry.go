@@ -106,14 +106,12 @@ func New(cfg Config) (*Telemetry, error) {
 		t.log = slog.New(slog.DiscardHandler)
 	}
 	t.backend = cfg.Backend
-	if t.backend == "" && cfg.Store != nil {
-		t.backend = fmt.Sprintf("%T", cfg.Store)
-	}
 	t.tracer = t.tp.Tracer("github.com/weft-run/weft")
 	var err error
 	if t.m, err = newInstruments(t.mp.Meter("github.com/weft-run/weft"), t); err != nil {
 		return nil, err
 	}
+	t.setBackend(cfg.Store)
 	return t, nil
 }
 
@@ -123,10 +121,17 @@ func (t *Telemetry) SetStore(s events.Store) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.cfg.Store = s
+	t.setBackend(s)
+}
+
+// setBackend names the log's backend after s's type when Config.Backend
+// named none (and none was named so before), with the metric attribute
+// of it.
+func (t *Telemetry) setBackend(s events.Store) {
 	if t.backend == "" && s != nil {
 		t.backend = fmt.Sprintf("%T", s)
-		t.m.backendAttr = metric.WithAttributes(keyBackend.String(t.backend))
 	}
+	t.m.backendAttr = metric.WithAttributes(keyBackend.String(t.backend))
 }
 
 // TracerProvider is the provider of the spans (give it to remote workers'
