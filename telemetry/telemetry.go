@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -71,11 +72,11 @@ type Telemetry struct {
 	read map[string]uint64
 	hitl map[string]hitlItem
 	// active is each session's open run segment (session id →
-	// trace.SpanContext), for LogHandler; activeSet is what was last
-	// stored in it, so that it changes only when the segment does.
-	active    sync.Map
-	activeSet map[string]trace.SpanID
-	opts      map[optKey]metric.MeasurementOption
+	// trace.SpanContext), for LogHandler; kept only once logs says a
+	// LogHandler was made.
+	active sync.Map
+	logs   atomic.Bool
+	opts   map[optKey]metric.MeasurementOption
 }
 
 var _ weft.Observer = (*Telemetry)(nil)
@@ -96,7 +97,7 @@ func New(cfg Config) (*Telemetry, error) {
 		}
 	}
 	t := &Telemetry{cfg: cfg, tp: sdktrace.NewTracerProvider(opts...), prom: sdkmetric.NewManualReader(),
-		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, read: map[string]uint64{}, hitl: map[string]hitlItem{}, activeSet: map[string]trace.SpanID{}, opts: map[optKey]metric.MeasurementOption{}}
+		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, read: map[string]uint64{}, hitl: map[string]hitlItem{}, opts: map[optKey]metric.MeasurementOption{}}
 	mopts := []sdkmetric.Option{sdkmetric.WithReader(t.prom), sdkmetric.WithResource(res)}
 	for _, r := range cfg.MetricReaders {
 		mopts = append(mopts, sdkmetric.WithReader(r))
@@ -292,7 +293,7 @@ func parseTraceparent(v string) (trace.SpanContext, bool) {
 // setActive keeps active up to date after ev: the session's open run
 // segment, if any.
 func (t *Telemetry) setActive(ev events.Event) {
-	if ev.RunID == "" {
+	if ev.RunID == "" || !t.logs.Load() {
 		return
 	}
 	var id trace.SpanID
@@ -300,14 +301,14 @@ func (t *Telemetry) setActive(ev events.Event) {
 	if r != nil && r.open {
 		id = r.span
 	}
-	if prev, ok := t.activeSet[ev.SessionID]; ok && prev == id {
-		return
-	}
+	prev, ok := t.active.Load(ev.SessionID)
 	if id.IsValid() {
-		t.activeSet[ev.SessionID] = id
-		t.active.Store(ev.SessionID, r.sc())
+		if !ok || prev.(trace.SpanContext).SpanID() != id {
+			t.active.Store(ev.SessionID, r.sc())
+		}
 		return
 	}
-	delete(t.activeSet, ev.SessionID)
-	t.active.Delete(ev.SessionID)
+	if ok {
+		t.active.Delete(ev.SessionID)
+	}
 }
