@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 )
 
 // recorder is a ResponseWriter that keeps what the API answered.
@@ -78,7 +79,11 @@ func (c *Console) call(ctx context.Context, token, method, path string, query ur
 		var e struct {
 			Error struct{ Code, Message string } `json:"error"`
 		}
-		_ = json.Unmarshal(rec.body.Bytes(), &e)
+		if err := json.Unmarshal(rec.body.Bytes(), &e); err != nil || e.Error.Message == "" {
+			// Not the API's JSON error (a mux 404 or 405, a plain
+			// http.Error): its text is the message.
+			e.Error.Message = strings.TrimSpace(rec.body.String())
+		}
 		return &apiError{Status: rec.code, Code: e.Error.Code, Message: e.Error.Message}
 	}
 	if out != nil {

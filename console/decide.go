@@ -65,12 +65,21 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(ids) > 1 {
 		// The run waits for several items: its decisions go together.
-		all, missing := c.staged.stage(stageKey{cl.p.Name, session, run}, call, action, body, ids)
+		k := stageKey{cl.p.Name, session, run}
+		all, missing := c.staged.stage(k, call, action, body, ids)
 		if len(missing) > 0 {
 			writeJSON(w, http.StatusOK, decision{Staged: stagedMessage(missing)})
 			return
 		}
 		err = c.call(r.Context(), cl.token, "POST", "/v1/sessions/"+url.PathEscape(session)+"/decisions", nil, map[string]any{"decisions": all}, nil)
+		var ae *apiError
+		switch {
+		case err == nil || errors.As(err, &ae) && decidedElsewhere(ae.Code):
+			c.staged.drop(k)
+		case errors.As(err, &ae):
+			// Kept: deciding the refused item anew sends them again.
+			ae.Message = refusedMessage(ae.Message, ids)
+		}
 	} else {
 		err = c.call(r.Context(), cl.token, "POST",
 			"/v1/sessions/"+url.PathEscape(session)+"/pending/"+url.PathEscape(call)+"/"+action, nil, body, nil)
@@ -79,7 +88,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, decision{OK: true})
-	case errors.As(err, &ae) && (ae.Code == "already_decided" || ae.Code == "not_waiting" || ae.Code == "unknown_decision" || ae.Code == "run_ended"):
+	case errors.As(err, &ae) && decidedElsewhere(ae.Code):
 		who, werr := c.decidedBy(r, session, call)
 		if werr != nil {
 			c.fail(w, r, werr)
@@ -95,6 +104,12 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 	default:
 		c.fail(w, r, err)
 	}
+}
+
+// decidedElsewhere: the API's error code says the item or its run no
+// longer waits for this decision.
+func decidedElsewhere(code string) bool {
+	return code == "already_decided" || code == "not_waiting" || code == "unknown_decision" || code == "run_ended"
 }
 
 // decisionOf says who decided a call that left the queue, and when
@@ -132,10 +147,7 @@ func (c *Console) decidedBy(r *http.Request, session, call string) (string, erro
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
 			}
-			verb, by = "denied", d.By
-			if d.Approved {
-				verb = "approved"
-			}
+			verb, by = decisionVerb(d), d.By
 		case events.TypeDeferredResolved:
 			var d events.DeferredResolved
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
@@ -143,9 +155,7 @@ func (c *Console) decidedBy(r *http.Request, session, call string) (string, erro
 			}
 			verb, by = "resolved", d.By
 		case events.TypeElicitationAnswered:
-			var d struct {
-				By string `json:"by"`
-			}
+			var d events.ElicitationAnswered
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
 			}

@@ -1,7 +1,9 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -20,8 +22,10 @@ type item struct {
 }
 
 // pending lists the queue through the API (filtered by session when not
-// empty), oldest first, with each item's agent.
-func (c *Console) pending(r *http.Request, session string) ([]item, error) {
+// empty), oldest first, with each item's agent: the agent of its run in
+// runs when the caller has the session's runs, else the first run's
+// agent of the item's session, which it asks the API for.
+func (c *Console) pending(r *http.Request, session string, runs []*projections.RunRecord) ([]item, error) {
 	cl := callerOf(r.Context())
 	q := url.Values{}
 	if session != "" {
@@ -36,17 +40,15 @@ func (c *Console) pending(r *http.Request, session string) ([]item, error) {
 	agents := map[string]string{}
 	items := make([]item, 0, len(out.Pending))
 	for _, it := range out.Pending {
-		a, ok := agents[it.SessionID]
-		if !ok {
-			var s struct {
-				Runs []struct {
-					Agent string `json:"agent"`
-				} `json:"runs"`
+		var a string
+		if runs != nil {
+			a = runAgent(runs, it.RunID)
+		} else {
+			var ok bool
+			if a, ok = agents[it.SessionID]; !ok {
+				a = c.sessionAgent(r, cl.token, it.SessionID)
+				agents[it.SessionID] = a
 			}
-			if err := c.call(r.Context(), cl.token, "GET", "/v1/sessions/"+url.PathEscape(it.SessionID), nil, nil, &s); err == nil && len(s.Runs) > 0 {
-				a = s.Runs[0].Agent
-			}
-			agents[it.SessionID] = a
 		}
 		items = append(items, item{QueueItem: it, Agent: a, Args: pretty(it.Arguments), Meta: pretty(it.Metadata), Schema: pretty(it.Schema),
 			Since: c.now().Sub(it.RequestedAt).Truncate(time.Second).String()})
@@ -54,8 +56,44 @@ func (c *Console) pending(r *http.Request, session string) ([]item, error) {
 	return items, nil
 }
 
+// runAgent is the agent of run id in runs, or the first run's.
+func runAgent(runs []*projections.RunRecord, id string) string {
+	for _, rr := range runs {
+		if rr.RunID == id {
+			return rr.Agent
+		}
+	}
+	if len(runs) > 0 {
+		return runs[0].Agent
+	}
+	return ""
+}
+
+// sessionAgent asks the API for session's first run's agent: "" when
+// there is none or the API refuses (a refusal other than 403 or 404 is
+// logged).
+func (c *Console) sessionAgent(r *http.Request, token, session string) string {
+	var s struct {
+		Runs []struct {
+			Agent string `json:"agent"`
+		} `json:"runs"`
+	}
+	err := c.call(r.Context(), token, "GET", "/v1/sessions/"+url.PathEscape(session), nil, nil, &s)
+	var ae *apiError
+	switch {
+	case err == nil:
+		if len(s.Runs) > 0 {
+			return s.Runs[0].Agent
+		}
+	case errors.As(err, &ae) && (ae.Status == http.StatusForbidden || ae.Status == http.StatusNotFound):
+	default:
+		c.log.WarnContext(r.Context(), "console: the agent of a pending item's session", "session", session, "err", err)
+	}
+	return ""
+}
+
 func (c *Console) queuePage(w http.ResponseWriter, r *http.Request) {
-	items, err := c.pending(r, "")
+	items, err := c.pending(r, "", nil)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -66,7 +104,7 @@ func (c *Console) queuePage(w http.ResponseWriter, r *http.Request) {
 // queueItems is the queue's list alone, which the script fetches when an
 // event says it changed.
 func (c *Console) queueItems(w http.ResponseWriter, r *http.Request) {
-	items, err := c.pending(r, "")
+	items, err := c.pending(r, "", nil)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -77,7 +115,7 @@ func (c *Console) queueItems(w http.ResponseWriter, r *http.Request) {
 // queueStream passes the API's stream of the events that change the queue
 // on to the browser.
 func (c *Console) queueStream(w http.ResponseWriter, r *http.Request) {
-	c.proxy(w, r, "/v1/events", url.Values{"type": {"approval.*,deferred.*,elicitation.*,run.*,decision.*"}})
+	c.proxy(w, r, "/v1/events", url.Values{"type": {"approval.*,deferred.*,elicitation.*,run.waiting,run.completed,run.failed,run.cancelled,decision.*"}})
 }
 
 // proxy serves the API's event stream at path to the browser with the
@@ -101,5 +139,9 @@ func pretty(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	return jsonIndent(make([]byte, 0, len(raw)*2), raw)
+	buf := bytes.NewBuffer(make([]byte, 0, len(raw)*2))
+	if err := json.Indent(buf, raw, "", "  "); err != nil {
+		return string(raw) // not JSON: as it is
+	}
+	return buf.String()
 }

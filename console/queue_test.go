@@ -141,3 +141,46 @@ func TestQuestion(t *testing.T) {
 		t.Fatalf("Wait = %+v, %v", res, err)
 	}
 }
+
+// TestRefusedBatchIsKept: a run waits for a question and an approval;
+// the answer staged first does not fit its schema, so the batch sent with
+// the approval is refused, naming the answer's call. The approval stays
+// staged: answering again sends both.
+func TestRefusedBatchIsKept(t *testing.T) {
+	ask, err := toolsets.NewContextFunc("book", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
+		if tc.Elicitation == nil {
+			return nil, toolsets.ElicitationRequired("which date?", json.RawMessage(`{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`), nil)
+		}
+		return "booked " + string(tc.Elicitation.Content), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		for _, p := range req.Messages[len(req.Messages)-1].Parts {
+			if _, ok := p.(llm.ToolReturn); ok {
+				return &llm.Response{Text: "done"}, nil
+			}
+		}
+		return &llm.Response{ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "book", Arguments: json.RawMessage(`{}`)},
+			{ID: "c2", Name: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)}}}, nil
+	})
+	n := startNode(t, model, ask, approvalTool(t, func(env string) (any, error) { return "deployed " + env, nil }))
+	b := n.browser(t, approverToken)
+	session := n.waiting(t)
+	st, _ := n.agent.Session(session).Status(t.Context())
+	if got := b.decide(session, "c1", "answer", url.Values{"answer": {"accept"}, "content": {`{"day":1}`}}); got["staged"] == nil {
+		t.Fatalf("the first of two: %v", got)
+	}
+	got := b.decide(session, "c2", "approve", url.Values{})
+	if msg, _ := got["message"].(string); got["ok"] == true || got["status"] != float64(422) || !strings.Contains(msg, "decision of c1 was refused") {
+		t.Fatalf("a batch with an answer outside the schema: %v", got)
+	}
+	if got := b.decide(session, "c1", "answer", url.Values{"answer": {"accept"}, "content": {`{"date":"2026-12-24"}`}}); got["ok"] != true {
+		t.Fatalf("the answer again, with the approval kept: %v", got)
+	}
+	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+}

@@ -62,12 +62,12 @@ func (c *Console) checkCSRF(w http.ResponseWriter, r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
 	default:
-		c.forbid(w, "cross-site request refused")
+		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return false
 	}
 	ck, err := r.Cookie(csrfCookie)
 	if err != nil || ck.Value == "" {
-		c.forbid(w, "no CSRF cookie: reload the page")
+		http.Error(w, "no CSRF cookie: reload the page", http.StatusForbidden)
 		return false
 	}
 	got := r.Header.Get(csrfHeader)
@@ -76,13 +76,8 @@ func (c *Console) checkCSRF(w http.ResponseWriter, r *http.Request) bool {
 	}
 	want := c.csrfToken(ck.Value)
 	if got == "" || !hmac.Equal([]byte(got), []byte(want)) {
-		c.forbid(w, "missing or wrong CSRF token: reload the page")
+		http.Error(w, "missing or wrong CSRF token: reload the page", http.StatusForbidden)
 		return false
 	}
 	return true
-}
-
-func (c *Console) forbid(w http.ResponseWriter, msg string) {
-	secure(w)
-	http.Error(w, msg, http.StatusForbidden)
 }

@@ -54,27 +54,36 @@ type sessionData struct {
 
 // readSession reads the session's stream from the log (after the API
 // said the caller may read it), redacted unless the caller is an
-// approver.
-func (c *Console) readSession(r *http.Request, id string) ([]events.Event, string, bool, error) {
+// approver; verify, when not nil, is given the events before redaction.
+func (c *Console) readSession(r *http.Request, id string, verify func([]events.Event)) ([]events.Event, error) {
 	evs, err := c.store.ReadStream(r.Context(), events.SessionStream(id), 0)
 	if err != nil {
-		return nil, "", false, fmt.Errorf("read session %q: %w", id, err)
+		return nil, fmt.Errorf("read session %q: %w", id, err)
 	}
-	chain, broken := "verified (plain hash chain)", false
-	if ce := events.VerifyChain(evs); ce != nil {
-		chain, broken = fmt.Sprintf("broken at version %d: %s", ce.Version, ce.Fault), true
-		if ce.Fault == events.FaultPrevHash && ce.Version > 1 {
-			chain += fmt.Sprintf(" (version %d or the link to it was changed)", ce.Version-1)
-		}
+	if verify != nil {
+		verify(evs)
 	}
 	if !callerOf(r.Context()).p.approver() {
 		for i := range evs {
 			if evs[i], err = events.Redact(evs[i]); err != nil {
-				return nil, "", false, err
+				return nil, err
 			}
 		}
 	}
-	return evs, chain, broken, nil
+	return evs, nil
+}
+
+// chainStatus says whether evs' hash chain holds, and where it breaks.
+func chainStatus(evs []events.Event) (string, bool) {
+	ce := events.VerifyChain(evs)
+	if ce == nil {
+		return "verified (plain hash chain)", false
+	}
+	chain := fmt.Sprintf("broken at version %d: %s", ce.Version, ce.Fault)
+	if ce.Fault == events.FaultPrevHash && ce.Version > 1 {
+		chain += fmt.Sprintf(" (version %d or the link to it was changed)", ce.Version-1)
+	}
+	return chain, true
 }
 
 func (c *Console) session(w http.ResponseWriter, r *http.Request) (sessionData, bool) {
@@ -85,15 +94,15 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (sessionData, 
 		c.fail(w, r, err)
 		return d, false
 	}
-	evs, chain, broken, err := c.readSession(r, id)
+	evs, err := c.readSession(r, id, func(evs []events.Event) { d.Chain, d.Broken = chainStatus(evs) })
 	if err != nil {
 		c.fail(w, r, err)
 		return d, false
 	}
-	d.Entries, d.Chain, d.Broken = timeline(evs), chain, broken
+	d.Entries = timeline(evs)
 	d.Runs = runTree(evs, d.Archive)
 	c.childStatuses(r, d.Runs)
-	if d.Pending, err = c.pending(r, id); err != nil {
+	if d.Pending, err = c.pending(r, id, d.Archive.Runs); err != nil {
 		c.fail(w, r, err)
 		return d, false
 	}
@@ -128,7 +137,7 @@ func (c *Console) download(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	evs, _, _, err := c.readSession(r, id)
+	evs, err := c.readSession(r, id, nil)
 	if err != nil {
 		c.fail(w, r, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -28,7 +29,8 @@ type staged struct {
 
 // stage records call's decision (body plus id and action) and returns
 // the run's decisions when every item of pending has one, or the ids
-// still undecided.
+// still undecided. The decisions stay staged until drop: a batch the API
+// refuses is kept, to be sent again once the refused one is decided anew.
 func (s *staged) stage(k stageKey, call, action string, body map[string]any, pending []string) (all []map[string]any, missing []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -58,11 +60,17 @@ func (s *staged) stage(k stageKey, call, action string, body map[string]any, pen
 	if len(missing) > 0 {
 		return nil, missing
 	}
-	delete(s.m, k)
 	for _, id := range pending {
 		all = append(all, d[id])
 	}
 	return all, nil
+}
+
+// drop forgets k's decisions (sent, or decided elsewhere).
+func (s *staged) drop(k stageKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, k)
 }
 
 // siblings returns the ids of the pending items of call's run in session
@@ -88,6 +96,17 @@ func (c *Console) siblings(ctx context.Context, token, session, call string) ([]
 		}
 	}
 	return ids, run, nil
+}
+
+// refusedMessage names the call of ids that the API's refusal msg is
+// about (the runtime quotes the id), or all of them when msg names none.
+func refusedMessage(msg string, ids []string) string {
+	for _, id := range ids {
+		if strings.Contains(msg, strconv.Quote(id)) {
+			return fmt.Sprintf("the decision of %s was refused (the run's other decisions are kept): %s", id, msg)
+		}
+	}
+	return fmt.Sprintf("the decisions of %s were refused (kept): %s", strings.Join(ids, ", "), msg)
 }
 
 func stagedMessage(missing []string) string {

@@ -149,11 +149,7 @@ func timeline(evs []events.Event) []entry {
 		case events.TypeApprovalDecided:
 			var d events.ApprovalDecided
 			dec(ev.Data, &d)
-			verb := "denied"
-			if d.Approved {
-				verb = "approved"
-			}
-			e.Title, e.Text, e.JSON = verb+" by "+d.By+authTag(d.Authenticated), d.Reason, pretty(d.Arguments)
+			e.Title, e.Text, e.JSON = decisionVerb(d)+" by "+d.By+authTag(d.Authenticated), d.Reason, pretty(d.Arguments)
 			e.Error = !d.Approved
 		case events.TypeDeferredRequested:
 			var d events.DeferredRequested
@@ -171,7 +167,7 @@ func timeline(evs []events.Event) []entry {
 			e.Title = "usage of the " + d.Scope
 			e.Detail = fmt.Sprintf("%d requests, %s, %d tool calls", d.Usage.Requests, usage(&d.Usage), d.Usage.ToolCalls)
 		case events.TypeDecisionRefused:
-			e.Title, e.Text, e.Error = "decision refused", rawText(ev.Data), true
+			e.Title, e.Text, e.Error = "decision refused", pretty(ev.Data), true
 		default:
 			e.Title, e.JSON = string(ev.Type), pretty(ev.Data)
 		}
@@ -183,14 +179,20 @@ func timeline(evs []events.Event) []entry {
 	return out
 }
 
+// decisionVerb says what an approval decision did: approved or denied.
+func decisionVerb(d events.ApprovalDecided) string {
+	if d.Approved {
+		return "approved"
+	}
+	return "denied"
+}
+
 func authTag(ok bool) string {
 	if ok {
 		return " (authenticated)"
 	}
 	return ""
 }
-
-func rawText(raw json.RawMessage) string { return pretty(raw) }
 
 func classOf(t events.Type) string {
 	s := string(t)

@@ -67,23 +67,9 @@ func (m Message) AppendJSON(b []byte) ([]byte, error) {
 // appendPart appends what marshalPart returns to b, through a pooled
 // encoder (which writes what json.Marshal writes, and a newline).
 func appendPart(b []byte, p Part) ([]byte, error) {
-	var v any
-	switch p := p.(type) {
-	case Instructions:
-		v = instructionsWire{p.Kind(), p}
-	case UserPrompt:
-		v = userPromptWire{p.Kind(), p}
-	case Text:
-		v = textWire{p.Kind(), p}
-	case ToolCall:
-		v = toolCallWire{p.Kind(), p.wire()}
-	case ToolReturn:
-		v = toolReturnWire{p.Kind(), p}
-	case RetryPrompt:
-		v = retryPromptWire{p.Kind(), p}
-	default:
-		pb, err := marshalPart(p) // nil, or a kind outside the sealed set
-		return append(b, pb...), err
+	v, err := wirePart(p)
+	if err != nil {
+		return nil, err
 	}
 	e := partEncoders.Get().(*partEncoder)
 	defer partEncoders.Put(e)
@@ -189,19 +175,28 @@ type (
 )
 
 func marshalPart(p Part) ([]byte, error) {
+	v, err := wirePart(p)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// wirePart is p's wire form (its fields plus its kind).
+func wirePart(p Part) (any, error) {
 	switch p := p.(type) {
 	case Instructions:
-		return json.Marshal(instructionsWire{p.Kind(), p})
+		return instructionsWire{p.Kind(), p}, nil
 	case UserPrompt:
-		return json.Marshal(userPromptWire{p.Kind(), p})
+		return userPromptWire{p.Kind(), p}, nil
 	case Text:
-		return json.Marshal(textWire{p.Kind(), p})
+		return textWire{p.Kind(), p}, nil
 	case ToolCall:
-		return json.Marshal(toolCallWire{p.Kind(), p.wire()})
+		return toolCallWire{p.Kind(), p.wire()}, nil
 	case ToolReturn:
-		return json.Marshal(toolReturnWire{p.Kind(), p})
+		return toolReturnWire{p.Kind(), p}, nil
 	case RetryPrompt:
-		return json.Marshal(retryPromptWire{p.Kind(), p})
+		return retryPromptWire{p.Kind(), p}, nil
 	case nil:
 		return nil, fmt.Errorf("%w: nil part", ErrInvalidMessage)
 	}

@@ -10,8 +10,13 @@ import (
 // LogHandler wraps h so that a run's log lines carry its trace: a record
 // whose context holds a span gets that span's trace_id and span_id; one
 // with a "session" attribute naming a session with an open run (the
-// runtime's lines) gets the run span's.
-func (t *Telemetry) LogHandler(h slog.Handler) slog.Handler { return &logHandler{h: h, t: t} }
+// runtime's lines) gets the run span's. Sessions' open runs are followed
+// from the first LogHandler on (a run open before it is found from its
+// next event).
+func (t *Telemetry) LogHandler(h slog.Handler) slog.Handler {
+	t.logs.Store(true)
+	return &logHandler{h: h, t: t}
+}
 
 type logHandler struct {
 	h       slog.Handler

@@ -98,7 +98,6 @@ func newInstruments(mt metric.Meter, t *Telemetry) (*instruments, error) {
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
-	m.backendAttr = metric.WithAttributes(keyBackend.String(t.backend))
 	m.first = metric.WithAttributes(keyRedelivery.Bool(false))
 	m.again = metric.WithAttributes(keyRedelivery.Bool(true))
 	return m, nil
@@ -245,7 +244,7 @@ func (t *Telemetry) countEvent(ctx context.Context, ev events.Event) {
 	switch ev.Type {
 	case events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled, events.TypeRunWaiting:
 		agent := ""
-		if r := t.track.runs[runKey(ev.SessionID, ev.RunID)]; r != nil {
+		if r := t.track.runs[runID{ev.SessionID, ev.RunID}]; r != nil {
 			agent = r.agent
 		}
 		t.m.runs.Add(ctx, 1, t.opt(optKey{what: optRuns, a: agent, b: strings.TrimPrefix(string(ev.Type), "run.")}))

@@ -80,3 +80,35 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("log line %s has no trace_id and span_id", logs.String())
 	}
 }
+
+// TestFromEnvRefusals: OTEL_SDK_DISABLED=true adds nothing, and a gRPC
+// protocol (the exporters speak HTTP) is an error naming the variable.
+func TestFromEnvRefusals(t *testing.T) {
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_SDK_DISABLED",
+		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	tests := []struct {
+		name, env, value string
+		err              string // "" for none; then nothing is added
+	}{
+		{"disabled", "OTEL_SDK_DISABLED", "true", ""},
+		{"grpc", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"},
+		{"grpc traces", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc"},
+		{"grpc metrics", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=grpc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			var cfg telemetry.Config
+			tr, m, err := telemetry.FromEnv(t.Context(), &cfg)
+			if tc.err == "" && (err != nil || tr || m || len(cfg.SpanExporters)+len(cfg.MetricReaders) != 0) {
+				t.Errorf("FromEnv = %v %v %v, %+v; want nothing added", tr, m, err, cfg)
+			}
+			if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("FromEnv = %v, want an error naming %s", err, tc.err)
+			}
+		})
+	}
+}

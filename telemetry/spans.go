@@ -97,8 +97,6 @@ func newTracker(content bool) *tracker {
 // runID names a run: run ids are unique within their session.
 type runID struct{ session, run string }
 
-func runKey(session, run string) runID { return runID{session, run} }
-
 // runSpanID is the span id of a run's segment.
 func runSpanID(session, run string, seg int) trace.SpanID {
 	return spanID("run", session, run, itoa(seg))
@@ -151,7 +149,7 @@ func (t *tracker) apply(ev events.Event) []spanRec {
 	if ev.RunID == "" {
 		return nil
 	}
-	key := runKey(ev.SessionID, ev.RunID)
+	key := runID{ev.SessionID, ev.RunID}
 	r := t.runs[key]
 	if ev.Type == events.TypeRunStarted {
 		var d events.RunStarted
@@ -355,7 +353,7 @@ func returnKind(ret json.RawMessage) string {
 // remoteParent returns the traceparent a remote delivery of call carries:
 // the call's execute_tool span in its run's current segment.
 func (t *tracker) remoteParent(session, run, call string) (trace.SpanContext, bool) {
-	r := t.runs[runKey(session, run)]
+	r := t.runs[runID{session, run}]
 	if r == nil {
 		return trace.SpanContext{}, false
 	}
@@ -372,7 +370,7 @@ func later(a, b time.Time) time.Time {
 
 // remote marks a call as sent to a remote worker.
 func (t *tracker) remote(session, run, call string) {
-	if r := t.runs[runKey(session, run)]; r != nil {
+	if r := t.runs[runID{session, run}]; r != nil {
 		if c := r.tools[call]; c != nil {
 			c.kind = "remote"
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -71,11 +72,11 @@ type Telemetry struct {
 	read map[string]uint64
 	hitl map[string]hitlItem
 	// active is each session's open run segment (session id →
-	// trace.SpanContext), for LogHandler; activeSet is what was last
-	// stored in it, so that it changes only when the segment does.
-	active    sync.Map
-	activeSet map[string]trace.SpanID
-	opts      map[optKey]metric.MeasurementOption
+	// trace.SpanContext), for LogHandler; kept only once logs says a
+	// LogHandler was made.
+	active sync.Map
+	logs   atomic.Bool
+	opts   map[optKey]metric.MeasurementOption
 }
 
 var _ weft.Observer = (*Telemetry)(nil)
@@ -96,7 +97,7 @@ func New(cfg Config) (*Telemetry, error) {
 		}
 	}
 	t := &Telemetry{cfg: cfg, tp: sdktrace.NewTracerProvider(opts...), prom: sdkmetric.NewManualReader(),
-		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, read: map[string]uint64{}, hitl: map[string]hitlItem{}, activeSet: map[string]trace.SpanID{}, opts: map[optKey]metric.MeasurementOption{}}
+		log: cfg.Logger, track: newTracker(cfg.RecordContent), seen: map[string]bool{}, read: map[string]uint64{}, hitl: map[string]hitlItem{}, opts: map[optKey]metric.MeasurementOption{}}
 	mopts := []sdkmetric.Option{sdkmetric.WithReader(t.prom), sdkmetric.WithResource(res)}
 	for _, r := range cfg.MetricReaders {
 		mopts = append(mopts, sdkmetric.WithReader(r))
@@ -106,14 +107,12 @@ func New(cfg Config) (*Telemetry, error) {
 		t.log = slog.New(slog.DiscardHandler)
 	}
 	t.backend = cfg.Backend
-	if t.backend == "" && cfg.Store != nil {
-		t.backend = fmt.Sprintf("%T", cfg.Store)
-	}
 	t.tracer = t.tp.Tracer("github.com/weft-run/weft")
 	var err error
 	if t.m, err = newInstruments(t.mp.Meter("github.com/weft-run/weft"), t); err != nil {
 		return nil, err
 	}
+	t.setBackend(cfg.Store)
 	return t, nil
 }
 
@@ -123,10 +122,17 @@ func (t *Telemetry) SetStore(s events.Store) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.cfg.Store = s
+	t.setBackend(s)
+}
+
+// setBackend names the log's backend after s's type when Config.Backend
+// named none (and none was named so before), with the metric attribute
+// of it.
+func (t *Telemetry) setBackend(s events.Store) {
 	if t.backend == "" && s != nil {
 		t.backend = fmt.Sprintf("%T", s)
-		t.m.backendAttr = metric.WithAttributes(keyBackend.String(t.backend))
 	}
+	t.m.backendAttr = metric.WithAttributes(keyBackend.String(t.backend))
 }
 
 // TracerProvider is the provider of the spans (give it to remote workers'
@@ -287,22 +293,22 @@ func parseTraceparent(v string) (trace.SpanContext, bool) {
 // setActive keeps active up to date after ev: the session's open run
 // segment, if any.
 func (t *Telemetry) setActive(ev events.Event) {
-	if ev.RunID == "" {
+	if ev.RunID == "" || !t.logs.Load() {
 		return
 	}
 	var id trace.SpanID
-	r := t.track.runs[runKey(ev.SessionID, ev.RunID)]
+	r := t.track.runs[runID{ev.SessionID, ev.RunID}]
 	if r != nil && r.open {
 		id = r.span
 	}
-	if prev, ok := t.activeSet[ev.SessionID]; ok && prev == id {
-		return
-	}
+	prev, ok := t.active.Load(ev.SessionID)
 	if id.IsValid() {
-		t.activeSet[ev.SessionID] = id
-		t.active.Store(ev.SessionID, r.sc())
+		if !ok || prev.(trace.SpanContext).SpanID() != id {
+			t.active.Store(ev.SessionID, r.sc())
+		}
 		return
 	}
-	delete(t.activeSet, ev.SessionID)
-	t.active.Delete(ev.SessionID)
+	if ok {
+		t.active.Delete(ev.SessionID)
+	}
 }

@@ -51,7 +51,7 @@ func (t *Telemetry) callSpan(p actors.ParentRef) (trace.SpanContext, bool) {
 			t.read[p.SessionID] = v
 		}
 	}
-	r := t.track.runs[runKey(p.SessionID, p.RunID)]
+	r := t.track.runs[runID{p.SessionID, p.RunID}]
 	if r == nil || !r.open || p.ToolCallID == "" {
 		return trace.SpanContext{}, false
 	}
