@@ -258,8 +258,12 @@ func (s *subruns) recoverScan(ctx context.Context) error {
 		}
 		switch ev.Type {
 		case events.TypeRunStarted:
-			var d events.RunStarted
-			if json.Unmarshal(ev.Data, &d) == nil && d.ParentSessionID != "" {
+			d, err := events.DecodeAs[events.RunStarted](ev)
+			if err != nil {
+				s.rt.host.Logger().Warn("recover sub-runs: a run start does not decode", "session", ev.SessionID, "run", ev.RunID, "err", err)
+				continue
+			}
+			if d.ParentSessionID != "" {
 				children[runKey{ev.SessionID, ev.RunID}] = actors.ParentRef{SessionID: d.ParentSessionID, RunID: d.ParentRunID, ToolCallID: d.ParentToolCallID, Depth: d.Depth}
 			}
 		case events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
