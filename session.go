@@ -99,7 +99,8 @@ func (s *Session) resumeCommand(ctx context.Context, decisions []Decision) (acto
 	if sub := s.agent.rt.sub.Load(); sub != nil {
 		// The sub-runs the run also waits for: their ends, when they
 		// have ended, complete the resume (subrun.go).
-		cmd.Decisions = append(cmd.Decisions, sub.endedDecisions(ctx, s.id, r, cmd.Decisions)...)
+		ds, _ := sub.endedDecisions(ctx, s.id, r, cmd.Decisions)
+		cmd.Decisions = append(cmd.Decisions, ds...)
 	}
 	return cmd, nil
 }
