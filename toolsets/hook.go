@@ -184,10 +184,6 @@ func WithHooks(hooks ...Hook) RegistryOption {
 	return func(r *Registry) { r.hooks = append(r.hooks, hooks...) }
 }
 
-// Hooks returns the registry's agent-level hooks, so that a registry
-// narrowed or rebuilt from this one keeps them (pass them to [WithHooks]).
-func (r *Registry) Hooks() []Hook { return slices.Clone(r.hooks) }
-
 // entryHooks lists the hooks of a tool in before order.
 func entryHooks(agent []Hook, def Definition) []levelHook {
 	var out []levelHook
