@@ -2,7 +2,6 @@ package weft
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -61,26 +60,11 @@ func (s *subruns) settled(o actors.Outcome) {
 	}
 }
 
-// subrunRef is the child a parent's call waits for (MetaSubrun).
-type subrunRef struct {
-	SessionID string `json:"session_id"`
-	RunID     string `json:"run_id"`
-	Agent     string `json:"agent"`
-	Depth     int    `json:"depth"`
-}
-
-// subrunOf reads the child a pending item or return waits for.
-func subrunOf(md map[string]any) (subrunRef, bool) {
-	v, ok := md[MetaSubrun]
-	if !ok {
-		return subrunRef{}, false
-	}
-	b, err := json.Marshal(v)
-	var r subrunRef
-	if err != nil || json.Unmarshal(b, &r) != nil || r.SessionID == "" || r.RunID == "" {
-		return subrunRef{}, false
-	}
-	return r, true
+// subrunOf reads the child a pending item or return waits for
+// (MetaSubrun).
+func subrunOf(md map[string]any) (actors.SubrunRef, bool) {
+	r := actors.SubrunFrom(md[MetaSubrun])
+	return r, r.SessionID != "" && r.RunID != ""
 }
 
 func hasSubrun(items []actors.PendingItem) bool {
@@ -160,7 +144,7 @@ func (s *subruns) warn(ctx context.Context, msg string, args ...any) {
 // childEnd returns the decision that settles call of the parent with the
 // end of child ref, and whether the child has ended. A child run that does
 // not name this call as its parent fails the call. usage is the child's.
-func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref subrunRef) (d Decision, usage *events.Usage, ended bool) {
+func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref actors.SubrunRef) (d Decision, usage *events.Usage, ended bool) {
 	cst, err := s.rt.host.ReadSession(ctx, ref.SessionID)
 	if err != nil {
 		s.warn(ctx, "deliver the end of a sub-run: read the child session", "session", session, "run", run, "child", ref.SessionID, "err", err)
