@@ -145,7 +145,7 @@ func (rt *Runtime) newAgent(name string, cfg AgentConfig, addVersion bool) (*Age
 		PrepareTimeout: cfg.PrepareTimeout, Settings: cloneSettings(cfg.ModelSettings), OutputValidators: validators(cfg.OutputValidators), OutputRetries: cfg.OutputRetries,
 		ToolHooks: slices.Clone(cfg.ToolHooks), WorkspaceRoot: cfg.WorkspaceRoot, Environment: cfg.Environment, Resources: cfg.Resources, Version: cfg.Version}
 	hooks := slices.Clone(cfg.OnRunStart)
-	if err := checkToolHooks(spec.ToolHooks); err != nil {
+	if err := toolsets.CheckHooks(spec.ToolHooks); err != nil {
 		return nil, fmt.Errorf("weft: agent %q: %w", name, err)
 	}
 	for _, b := range cfg.Capabilities {

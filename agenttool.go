@@ -20,8 +20,9 @@ const (
 
 // MetaSubrun is the key of the deferred-call metadata that names the
 // child run a parent's call waits for: {"session_id", "run_id", "agent",
-// "depth"}. The HITL queue shows such an item as waiting for the sub-run.
-const MetaSubrun = "weft.subrun"
+// "depth"} (an actors.SubrunRef). The HITL queue shows such an item as
+// waiting for the sub-run.
+const MetaSubrun = actors.MetaSubrun
 
 // subrunBy is who settles a parent's call when its child ends (the By of
 // the deferred.resolved event).

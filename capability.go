@@ -59,16 +59,6 @@ type RunCompleteHook = actors.RunCompleteHook
 // RunCompletion is what a RunCompleteHook sees.
 type RunCompletion = actors.RunCompletion
 
-// checkToolHooks refuses hooks without a name.
-func checkToolHooks(hooks []toolsets.Hook) error {
-	for _, h := range hooks {
-		if h.Name == "" {
-			return fmt.Errorf("tool hook: %w: no name", toolsets.ErrInvalidDefinition)
-		}
-	}
-	return nil
-}
-
 // apply merges the bundle into spec and returns its hooks.
 func (b CapabilityBundle) apply(spec *actors.AgentSpec) ([]RunStartHook, error) {
 	if b.Name == "" {
@@ -94,7 +84,7 @@ func (b CapabilityBundle) apply(spec *actors.AgentSpec) ([]RunStartHook, error) 
 		spec.Settings.Provider[k] = raw
 	}
 	spec.OutputValidators = append(spec.OutputValidators, validators(b.OutputValidators)...)
-	if err := checkToolHooks(b.ToolHooks); err != nil {
+	if err := toolsets.CheckHooks(b.ToolHooks); err != nil {
 		return nil, fmt.Errorf("capability bundle %q: %w", b.Name, err)
 	}
 	spec.ToolHooks = append(spec.ToolHooks, b.ToolHooks...)

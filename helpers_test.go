@@ -53,13 +53,10 @@ func startOn(t *testing.T, store events.Store) *weft.Runtime {
 	return rt
 }
 
+// newAgent registers an agent named after the test (newAgentNamed).
 func newAgent(t *testing.T, rt *weft.Runtime, cfg weft.AgentConfig) *weft.Agent {
 	t.Helper()
-	a, err := rt.NewAgent(t.Name(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return newAgentNamed(t, rt, t.Name(), cfg)
 }
 
 type noArgs struct{}

@@ -340,17 +340,18 @@ var ErrSessionDamaged = actors.ErrSessionDamaged
 // on and returns their ids with an error matching ErrSessionDamaged.
 func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 	ids, err := rt.host.Recover(ctx)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrSessionDamaged) {
 		return ids, err
 	}
 	if sub := rt.sub.Load(); sub != nil {
 		// Agent tools are registered: deliver the ends of sub-runs a
-		// dead process left undelivered, cancel orphans.
-		if err := sub.recoverScan(ctx); err != nil {
-			return ids, fmt.Errorf("weft: recover sub-runs: %w", err)
+		// dead process left undelivered, cancel orphans (past damaged
+		// sessions too: they leave the others' sub-runs alone).
+		if serr := sub.recoverScan(ctx); serr != nil {
+			err = errors.Join(err, fmt.Errorf("weft: recover sub-runs: %w", serr))
 		}
 	}
-	return ids, nil
+	return ids, err
 }
 
 // WatchTakeovers makes a node of a cluster take over the running sessions

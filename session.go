@@ -27,13 +27,15 @@ type Session struct {
 	fresh atomic.Bool
 }
 
-// start sends start command cmd: the session's first, made by NewSession,
-// as a start of a session with no events (actors.Host.StartNew).
-func (s *Session) start(ctx context.Context, cmd actors.StartCommand) (actors.CommandReply, error) {
-	if s.fresh.Swap(false) {
-		return s.agent.rt.host.StartNew(ctx, s.id, cmd)
+// send sends command verb with body to the session. The session's first
+// start, when NewSession made it, goes as a start of a session with no
+// events (actors.Host.StartNew).
+func (s *Session) send(ctx context.Context, verb string, body any) (actors.CommandReply, error) {
+	host := s.agent.rt.host
+	if cmd, ok := body.(actors.StartCommand); ok && verb == actors.VerbStart && s.fresh.Swap(false) {
+		return host.StartNew(ctx, s.id, cmd)
 	}
-	return s.agent.rt.host.Command(ctx, s.id, actors.VerbStart, cmd)
+	return host.Command(ctx, s.id, verb, body)
 }
 
 // ID returns the session's id.
@@ -99,7 +101,8 @@ func (s *Session) resumeCommand(ctx context.Context, decisions []Decision) (acto
 	if sub := s.agent.rt.sub.Load(); sub != nil {
 		// The sub-runs the run also waits for: their ends, when they
 		// have ended, complete the resume (subrun.go).
-		cmd.Decisions = append(cmd.Decisions, sub.endedDecisions(ctx, s.id, r, cmd.Decisions)...)
+		ds, _ := sub.endedDecisions(ctx, s.id, r, cmd.Decisions)
+		cmd.Decisions = append(cmd.Decisions, ds...)
 	}
 	return cmd, nil
 }
@@ -178,12 +181,7 @@ func (s *Session) command(ctx context.Context, runID, verb string, body any) (*R
 		return nil, err
 	}
 	defer unsubscribe()
-	if cmd, ok := body.(actors.StartCommand); ok && verb == actors.VerbStart {
-		_, err = s.start(ctx, cmd)
-	} else {
-		_, err = host.Command(ctx, s.id, verb, body)
-	}
-	if err != nil {
+	if _, err = s.send(ctx, verb, body); err != nil {
 		if ctx.Err() != nil {
 			// ctx ended while the command was on its way: the session may
 			// have acted on it (started or resumed the run) with nobody
@@ -371,7 +369,7 @@ func (s *Session) RunStream(ctx context.Context, prompt string, opts ...RunOptio
 			yield(events.Event{}, err)
 			return
 		}
-		if _, err := s.start(ctx, cmd); err != nil {
+		if _, err := s.send(ctx, actors.VerbStart, cmd); err != nil {
 			yield(events.Event{}, fmt.Errorf("weft: %w", err))
 			return
 		}

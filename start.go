@@ -20,7 +20,7 @@ func (s *Session) Start(ctx context.Context, prompt string, opts ...RunOption) (
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.start(ctx, cmd); err != nil {
+	if _, err := s.send(ctx, actors.VerbStart, cmd); err != nil {
 		return "", fmt.Errorf("weft: %w", err)
 	}
 	return runID, nil

@@ -2,7 +2,6 @@ package weft
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -61,26 +60,11 @@ func (s *subruns) settled(o actors.Outcome) {
 	}
 }
 
-// subrunRef is the child a parent's call waits for (MetaSubrun).
-type subrunRef struct {
-	SessionID string `json:"session_id"`
-	RunID     string `json:"run_id"`
-	Agent     string `json:"agent"`
-	Depth     int    `json:"depth"`
-}
-
-// subrunOf reads the child a pending item or return waits for.
-func subrunOf(md map[string]any) (subrunRef, bool) {
-	v, ok := md[MetaSubrun]
-	if !ok {
-		return subrunRef{}, false
-	}
-	b, err := json.Marshal(v)
-	var r subrunRef
-	if err != nil || json.Unmarshal(b, &r) != nil || r.SessionID == "" || r.RunID == "" {
-		return subrunRef{}, false
-	}
-	return r, true
+// subrunOf reads the child a pending item or return waits for
+// (MetaSubrun).
+func subrunOf(md map[string]any) (actors.SubrunRef, bool) {
+	r := actors.SubrunFrom(md[MetaSubrun])
+	return r, r.SessionID != "" && r.RunID != ""
 }
 
 func hasSubrun(items []actors.PendingItem) bool {
@@ -101,64 +85,69 @@ func (s *subruns) settleParent(ctx context.Context, session, run string) {
 	host := s.rt.host
 	st, err := host.ReadSession(ctx, session)
 	if err != nil {
+		s.warn(ctx, "deliver the end of sub-runs: read the parent session", "session", session, "run", run, "err", err)
 		return
 	}
 	r := st.Runs[run]
 	if r == nil || r.Status != actors.StatusWaiting {
 		return
 	}
-	var ds []actors.Decision
-	for _, it := range r.Pending() {
-		ref, ok := subrunOf(it.Metadata)
-		if !ok {
-			return
-		}
-		d, usage, ended := s.childEnd(ctx, session, run, it.ID, ref)
-		if !ended {
-			return
-		}
-		cd := d.command()
-		cd.Usage = usage // the child's usage counts against the parent's limits
-		ds = append(ds, cd)
-	}
-	if len(ds) == 0 {
+	ds, all := s.endedDecisions(ctx, session, r, nil)
+	if !all || len(ds) == 0 {
 		return
 	}
 	_, err = host.Command(ctx, session, actors.VerbResume, actors.ResumeCommand{RunID: run, Decisions: ds})
-	if err != nil && !errors.Is(err, actors.ErrAlreadyDecided) && !errors.Is(err, actors.ErrNotWaiting) && ctx.Err() == nil {
-		s.rt.host.Logger().Warn("deliver the end of sub-runs", "session", session, "run", run, "err", err)
+	if err != nil && !errors.Is(err, actors.ErrAlreadyDecided) && !errors.Is(err, actors.ErrNotWaiting) {
+		s.warn(ctx, "deliver the end of sub-runs", "session", session, "run", run, "err", err)
 	}
 }
 
 // endedDecisions returns the decisions that settle the items of waiting
 // run r that wait for sub-runs which have ended, except those decided
-// already: a person's resume of a parent's own items carries them.
-func (s *subruns) endedDecisions(ctx context.Context, session string, r *actors.RunState, decided []actors.Decision) []actors.Decision {
+// already (a person's resume of a parent's own items carries them), and
+// whether they settle every item r waits for (none is a person's, no
+// child is still going).
+func (s *subruns) endedDecisions(ctx context.Context, session string, r *actors.RunState, decided []actors.Decision) (ds []actors.Decision, all bool) {
 	have := map[string]bool{}
 	for _, d := range decided {
 		have[d.ID] = true
 	}
-	var out []actors.Decision
+	all = true
 	for _, it := range r.Pending() {
-		ref, ok := subrunOf(it.Metadata)
-		if !ok || have[it.ID] {
+		if have[it.ID] {
 			continue
 		}
-		if d, usage, ended := s.childEnd(ctx, session, r.ID, it.ID, ref); ended {
-			cd := d.command()
-			cd.Usage = usage
-			out = append(out, cd)
+		ref, ok := subrunOf(it.Metadata)
+		if !ok {
+			all = false
+			continue
 		}
+		d, usage, ended := s.childEnd(ctx, session, r.ID, it.ID, ref)
+		if !ended {
+			all = false
+			continue
+		}
+		cd := d.command()
+		cd.Usage = usage // the child's usage counts against the parent's limits
+		ds = append(ds, cd)
 	}
-	return out
+	return ds, all
+}
+
+// warn logs a delivery that failed, unless ctx ended (the node stops).
+func (s *subruns) warn(ctx context.Context, msg string, args ...any) {
+	if ctx.Err() == nil {
+		s.rt.host.Logger().Warn(msg, args...)
+	}
 }
 
 // childEnd returns the decision that settles call of the parent with the
 // end of child ref, and whether the child has ended. A child run that does
 // not name this call as its parent fails the call. usage is the child's.
-func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref subrunRef) (d Decision, usage *events.Usage, ended bool) {
+func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref actors.SubrunRef) (d Decision, usage *events.Usage, ended bool) {
 	cst, err := s.rt.host.ReadSession(ctx, ref.SessionID)
 	if err != nil {
+		s.warn(ctx, "deliver the end of a sub-run: read the child session", "session", session, "run", run, "child", ref.SessionID, "err", err)
 		return Decision{}, nil, false
 	}
 	cr := cst.Runs[ref.RunID]
@@ -193,6 +182,7 @@ func (s *subruns) childEnd(ctx context.Context, session, run, call string, ref s
 func (s *subruns) cancelChildren(ctx context.Context, session, run, status string) {
 	st, err := s.rt.host.ReadSession(ctx, session)
 	if err != nil {
+		s.warn(ctx, "cancel sub-runs: read the parent session", "session", session, "run", run, "err", err)
 		return
 	}
 	r := st.Runs[run]
@@ -212,8 +202,8 @@ func (s *subruns) cancelChildren(ctx context.Context, session, run, status strin
 // cancelChild cancels child run run of session unless it has ended.
 func (s *subruns) cancelChild(ctx context.Context, session, run, reason string) {
 	_, err := s.rt.host.Command(ctx, session, actors.VerbCancel, actors.CancelCommand{RunID: run, By: "weft.parent", Reason: reason})
-	if err != nil && !errors.Is(err, actors.ErrRunEnded) && !errors.Is(err, actors.ErrUnknownRun) && ctx.Err() == nil {
-		s.rt.host.Logger().Warn("cancel a sub-run", "session", session, "run", run, "err", err)
+	if err != nil && !errors.Is(err, actors.ErrRunEnded) && !errors.Is(err, actors.ErrUnknownRun) {
+		s.warn(ctx, "cancel a sub-run", "session", session, "run", run, "err", err)
 	}
 }
 
@@ -258,8 +248,12 @@ func (s *subruns) recoverScan(ctx context.Context) error {
 		}
 		switch ev.Type {
 		case events.TypeRunStarted:
-			var d events.RunStarted
-			if json.Unmarshal(ev.Data, &d) == nil && d.ParentSessionID != "" {
+			d, err := events.DecodeAs[events.RunStarted](ev)
+			if err != nil {
+				s.rt.host.Logger().Warn("recover sub-runs: a run start does not decode", "session", ev.SessionID, "run", ev.RunID, "err", err)
+				continue
+			}
+			if d.ParentSessionID != "" {
 				children[runKey{ev.SessionID, ev.RunID}] = actors.ParentRef{SessionID: d.ParentSessionID, RunID: d.ParentRunID, ToolCallID: d.ParentToolCallID, Depth: d.Depth}
 			}
 		case events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:

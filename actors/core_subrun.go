@@ -61,6 +61,43 @@ func ParentOf(md map[string]any) (ParentRef, bool) {
 	return p, p.SessionID != ""
 }
 
+// MetaSubrun is the key of the deferred-call metadata that names the
+// child run a parent's call waits for: a SubrunRef. The HITL queue shows
+// such an item as waiting for the sub-run.
+const MetaSubrun = "weft.subrun"
+
+// SubrunRef names the child run (sub-run) a parent's call waits for.
+type SubrunRef struct {
+	SessionID string `json:"session_id"`
+	RunID     string `json:"run_id"`
+	Agent     string `json:"agent"`
+	// Depth is the child's depth under the root run.
+	Depth int `json:"depth"`
+}
+
+// SubrunFrom reads a SubrunRef from the value of deferred-call metadata
+// MetaSubrun: a SubrunRef, the map it encodes to, or its JSON (zero when
+// it does not decode).
+func SubrunFrom(v any) SubrunRef {
+	var r SubrunRef
+	switch x := v.(type) {
+	case nil:
+		return SubrunRef{}
+	case SubrunRef:
+		return x
+	case json.RawMessage:
+		if json.Unmarshal(x, &r) != nil {
+			return SubrunRef{}
+		}
+	default:
+		b, err := json.Marshal(x)
+		if err != nil || json.Unmarshal(b, &r) != nil {
+			return SubrunRef{}
+		}
+	}
+	return r
+}
+
 // fill sets the parent fields of run.started.
 func (p ParentRef) fill(d *events.RunStarted) {
 	if p.SessionID == "" {

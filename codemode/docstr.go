@@ -67,10 +67,7 @@ func (e *Env) Describe(name string) (string, error) {
 }
 
 func describeObject(name string, v any) string {
-	o, ok := v.(Object)
-	if !ok {
-		o = Struct(v)
-	}
+	o := asObject(v)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", name, o.Repr())
 	if d, ok := v.(Documented); ok {

@@ -46,6 +46,14 @@ func Struct(v any) Object {
 	return structObject{v: v}
 }
 
+// asObject returns v when it is an [Object], else [Struct](v).
+func asObject(v any) Object {
+	if o, ok := v.(Object); ok {
+		return o
+	}
+	return Struct(v)
+}
+
 type structObject struct{ v any }
 
 func (s structObject) fields() (reflect.Value, []reflect.StructField) {

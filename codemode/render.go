@@ -1,7 +1,6 @@
 package codemode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -35,8 +34,6 @@ func Render(v any) string {
 	render(&b, v, 0)
 	return b.String()
 }
-
-func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 func render(b *strings.Builder, v any, depth int) {
 	if depth > RenderDepth {
@@ -73,10 +70,8 @@ func render(b *strings.Builder, v any, depth int) {
 		b.WriteString(x.String())
 		return
 	case json.RawMessage:
-		var d any
-		dec := json.NewDecoder(bytes.NewReader(x))
-		dec.UseNumber()
-		if dec.Decode(&d) != nil {
+		d, err := decodeNumber(x)
+		if err != nil {
 			renderString(b, string(x))
 			return
 		}

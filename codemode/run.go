@@ -318,11 +318,7 @@ func (e *Env) predeclared(in *toolsets.CodeInput, p *program) (starlark.StringDi
 		}
 	}
 	for k, v := range e.Objects {
-		o, ok := v.(Object)
-		if !ok {
-			o = Struct(v)
-		}
-		d[k] = objectValue{obj: o, name: k}
+		d[k] = objectValue{obj: asObject(v), name: k}
 	}
 	for k, raw := range in.Variables {
 		if sv, err := toStarlark(json.RawMessage(raw), e.Objects); err == nil {
@@ -332,11 +328,7 @@ func (e *Env) predeclared(in *toolsets.CodeInput, p *program) (starlark.StringDi
 	restored := map[string]bool{}
 	for k, handle := range in.Objects {
 		if v, ok := e.Objects[handle]; ok {
-			o, isObj := v.(Object)
-			if !isObj {
-				o = Struct(v)
-			}
-			d[k] = objectValue{obj: o, name: handle}
+			d[k] = objectValue{obj: asObject(v), name: handle}
 			restored[k] = true
 		}
 	}

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,10 +164,8 @@ func toStarlarkDepth(v any, objects map[string]any, depth int) (starlark.Value, 
 	case toolsets.TimeOfDay:
 		return starlark.String(x.String()), nil
 	case json.RawMessage:
-		var d any
-		dec := json.NewDecoder(bytesReader(x))
-		dec.UseNumber()
-		if err := dec.Decode(&d); err != nil {
+		d, err := decodeNumber(x)
+		if err != nil {
 			return nil, err
 		}
 		return toStarlarkDepth(d, objects, depth+1)
@@ -326,4 +325,13 @@ func seqToGo(seq starlark.Indexable, live bool, depth int) (any, error) {
 		out[i] = gv
 	}
 	return out, nil
+}
+
+// decodeNumber decodes JSON raw, its numbers as json.Number.
+func decodeNumber(raw json.RawMessage) (any, error) {
+	var d any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	err := dec.Decode(&d)
+	return d, err
 }

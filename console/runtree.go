@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 
+	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/projections"
 )
@@ -13,12 +15,9 @@ import (
 // that started it (a sub-run: an agent called as a tool) and the sub-runs
 // its own calls started, as links between the sessions. Both come from
 // the session's own log: run.started's parent fields, and the metadata
-// metaSubrun of the deferred call that waits for a sub-run.
-
-// metaSubrun is the deferred-call metadata naming the sub-run a call
-// waits for (weft.MetaSubrun; the console does not import the root
-// package).
-const metaSubrun = "weft.subrun"
+// actors.MetaSubrun of the deferred call that waits for a sub-run. The
+// parent half repeats what projections.Tree folds; the children come from
+// the deferred calls, which it does not read.
 
 // runView is a run of the session page.
 type runView struct {
@@ -69,15 +68,11 @@ func runTree(evs []events.Event, archive projections.SessionArchive) []runView {
 			}
 			var d events.DeferredRequested
 			_ = json.Unmarshal(ev.Data, &d)
-			var md map[string]struct {
-				SessionID string `json:"session_id"`
-				RunID     string `json:"run_id"`
-				Agent     string `json:"agent"`
-			}
+			var md map[string]json.RawMessage
 			if json.Unmarshal(d.Metadata, &md) != nil {
 				continue
 			}
-			if c, ok := md[metaSubrun]; ok && c.SessionID != "" && !hasChild(runs[i].Children, c.SessionID) {
+			if c := actors.SubrunFrom(md[actors.MetaSubrun]); c.SessionID != "" && !hasChild(runs[i].Children, c.SessionID) {
 				runs[i].Children = append(runs[i].Children, childLink{SessionID: c.SessionID, RunID: c.RunID, Agent: c.Agent, Call: ev.ToolCallID})
 			}
 		}
@@ -93,12 +88,7 @@ func runTree(evs []events.Event, archive projections.SessionArchive) []runView {
 // hasChild says whether a child session is listed already (a deferred
 // call requested again names the same child).
 func hasChild(list []childLink, session string) bool {
-	for _, c := range list {
-		if c.SessionID == session {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(c childLink) bool { return c.SessionID == session })
 }
 
 // childStatuses fills the sub-runs' statuses from their sessions, read

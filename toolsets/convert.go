@@ -368,18 +368,9 @@ func parseTimeOfDay(s string) (TimeOfDay, bool) {
 	return TimeOfDay{}, false
 }
 
-// bindLive sets the fields of decoded arguments dst (a pointer to a
-// struct) that live names by JSON name to the live objects.
-func bindLive(dst any, live map[string]any) error {
-	return setFields(dst, live)
-}
-
-// errBinding is why a live object cannot be handed to a parameter.
-func errBinding(name string, have, want any) error {
-	return fmt.Errorf("the variable given for %q is a %s; the parameter wants a %v", name, have, want)
-}
-
-// setFields sets the struct fields of *dst named (by JSON name) in vals.
+// setFields sets the struct fields of *dst named (by JSON name) in vals:
+// the live objects bound to decoded arguments. A value the field cannot
+// hold is an error naming the parameter.
 func setFields(dst any, vals map[string]any) error {
 	rv := reflect.ValueOf(dst)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -412,7 +403,7 @@ func setFields(dst any, vals map[string]any) error {
 		case val.IsValid() && val.Kind() == reflect.Pointer && val.Elem().Type().AssignableTo(f.Type):
 			rv.Field(i).Set(val.Elem())
 		default:
-			return errBinding(JSONName(f), fmt.Sprintf("%T", v), f.Type)
+			return fmt.Errorf("the variable given for %q is a %T; the parameter wants a %v", JSONName(f), v, f.Type)
 		}
 	}
 	return nil

@@ -126,8 +126,8 @@ type levelHook struct {
 	level HookLevel
 }
 
-// checkHooks rejects hooks without a name.
-func checkHooks(hooks []Hook) error {
+// CheckHooks refuses hooks without a name (ErrInvalidDefinition).
+func CheckHooks(hooks []Hook) error {
 	for _, h := range hooks {
 		if h.Name == "" {
 			return fmt.Errorf("%w: a hook has no name", ErrInvalidDefinition)
@@ -140,7 +140,7 @@ func checkHooks(hooks []Hook) error {
 // call, inside the agent's and the toolset's. A hooked tool runs its hooks
 // wherever it runs (on a worker, for a remote tool).
 func HookTool(t Tool, hooks ...Hook) (Tool, error) {
-	if err := checkHooks(hooks); err != nil {
+	if err := CheckHooks(hooks); err != nil {
 		return nil, err
 	}
 	def := t.Definition()
@@ -152,7 +152,7 @@ func HookTool(t Tool, hooks ...Hook) (Tool, error) {
 
 // HookToolset returns ts whose tools carry hooks of the toolset level.
 func HookToolset(ts Toolset, hooks ...Hook) (*Wrapped, error) {
-	if err := checkHooks(hooks); err != nil {
+	if err := CheckHooks(hooks); err != nil {
 		return nil, err
 	}
 	hooks = slices.Clone(hooks)
@@ -183,10 +183,6 @@ func HookToolset(ts Toolset, hooks ...Hook) (*Wrapped, error) {
 func WithHooks(hooks ...Hook) RegistryOption {
 	return func(r *Registry) { r.hooks = append(r.hooks, hooks...) }
 }
-
-// Hooks returns the registry's agent-level hooks, so that a registry
-// narrowed or rebuilt from this one keeps them (pass them to [WithHooks]).
-func (r *Registry) Hooks() []Hook { return slices.Clone(r.hooks) }
 
 // entryHooks lists the hooks of a tool in before order.
 func entryHooks(agent []Hook, def Definition) []levelHook {

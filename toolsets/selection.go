@@ -77,9 +77,6 @@ func caseHint(e string) string {
 	return ""
 }
 
-// Entries returns the entries.
-func (s Selection) Entries() []string { return append([]string(nil), s.entries...) }
-
 // Apply returns the names of defs the selection keeps. An entry naming a
 // tool defs lacks, or a hidden one, is an error.
 func (s Selection) Apply(defs []Definition) (map[string]bool, error) {

@@ -112,7 +112,7 @@ func (t *funcTool[A, R]) Call(ctx context.Context, tc *ToolContext, args json.Ra
 		}
 	}
 	if tc != nil && tc.bound != nil {
-		if err := bindLive(&a, tc.bound); err != nil {
+		if err := setFields(&a, tc.bound); err != nil {
 			return nil, InvalidArguments("", err.Error(), "Pass a variable of the type the parameter wants.")
 		}
 	}

@@ -208,6 +208,11 @@ type overlay struct {
 
 func (o *overlay) Definition() Definition { return o.def.Clone() }
 
+// Unwrap returns the tool the overlay shows, so that what a tool declares
+// beyond its definition (error handlers, live variables) is found through
+// the wrappers (findTool).
+func (o *overlay) Unwrap() Tool { return o.inner }
+
 func (o *overlay) Call(ctx context.Context, tc *ToolContext, args json.RawMessage) (any, error) {
 	return o.inner.Call(ctx, tc, args)
 }
