@@ -39,7 +39,7 @@ func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra
 		}
 	}
 	build := append(slices.Clone(ch.Added), ch.Changed...)
-	h := &Hosted{file: f, versions: map[string]string{}}
+	h := &Hosted{file: f}
 	var registered []*weft.Agent
 	defer func() {
 		if err != nil {
@@ -65,7 +65,6 @@ func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra
 		if !slices.Contains(build, a.Name) {
 			hosted[i] = prev.Agent(a.Name)
 			h.Agents = append(h.Agents, hosted[i])
-			h.versions[a.Name] = prev.versions[a.Name]
 			continue
 		}
 		tools, err := f.agentTools(i, h)
@@ -80,7 +79,6 @@ func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra
 		registered = append(registered, agent)
 		hosted[i] = agent
 		h.Agents = append(h.Agents, agent)
-		h.versions[a.Name] = cfgs[i].Version
 	}
 	h.Agents = hosted // in the file's order
 	for _, name := range ch.Removed {
