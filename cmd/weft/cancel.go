@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/projections"
@@ -151,9 +155,29 @@ func cancelOverNATS(ctx context.Context, f *sourceFlags, session, run, by, reaso
 	if run, err = pickRun(session, run, runIDs(a)); err != nil {
 		return rep, err
 	}
-	cmd := protocol.CancelCommand{RunID: run, By: by, Reason: reason}
-	if _, err := sendCommand(ctx, src.nc, session, protocol.VerbCancel, cmd, "may cancel: --role operator"); err != nil {
+	subject, err := bus.Default.Command(session, protocol.VerbCancel)
+	if err != nil {
 		return rep, err
+	}
+	body, err := json.Marshal(protocol.CancelCommand{RunID: run, By: by, Reason: reason})
+	if err != nil {
+		return rep, err
+	}
+	msg, err := src.nc.RequestWithContext(ctx, subject, body)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return rep, fmt.Errorf("cancel on %s: %w (is a node serving? weft serve)", subject, errNoNode)
+	case err != nil && errors.Is(src.nc.LastError(), nats.ErrPermissionViolation):
+		return rep, fmt.Errorf("cancel on %s: %w (connect with a role that may cancel: --role operator)", subject, src.nc.LastError())
+	case err != nil:
+		return rep, fmt.Errorf("cancel on %s: %w", subject, err)
+	}
+	var reply protocol.CommandReply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return rep, fmt.Errorf("cancel on %s: the reply %q is not a command reply: %w", subject, msg.Data, err)
+	}
+	if reply.Error != nil {
+		return rep, fmt.Errorf("the node refused the cancel (%s): %w", reply.Error.Code, reply.Error)
 	}
 	return cancelReport{SessionID: session, RunID: run}, nil
 }

@@ -340,7 +340,34 @@ func firstWords(ss []string) []string {
 // sendResume sends cmd on the session's resume subject and returns the
 // node's reply; a refusal is an error wrapping the *actors.CommandError.
 func sendResume(ctx context.Context, nc *nats.Conn, sessionID string, cmd actors.ResumeCommand) (actors.CommandReply, error) {
-	return sendCommand(ctx, nc, sessionID, actors.VerbResume, cmd, "may decide: --role approver")
+	var reply actors.CommandReply
+	subject, err := bus.Default.Command(sessionID, actors.VerbResume)
+	if err != nil {
+		return reply, err
+	}
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return reply, fmt.Errorf("encode the resume command: %w", err)
+	}
+	msg, err := nc.RequestWithContext(ctx, subject, body)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return reply, fmt.Errorf("resume on %s: %w (is a node serving? weft serve)", subject, errNoNode)
+	case err != nil && errors.Is(nc.LastError(), nats.ErrPermissionViolation):
+		// The server dropped the request: the connection's role may not
+		// send decisions (it says so asynchronously; the request only
+		// times out).
+		return reply, fmt.Errorf("resume on %s: %w (connect with a role that may decide: --role approver)", subject, nc.LastError())
+	case err != nil:
+		return reply, fmt.Errorf("resume on %s: %w", subject, err)
+	}
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return reply, fmt.Errorf("resume on %s: the reply %q is not a command reply: %w", subject, msg.Data, err)
+	}
+	if reply.Error != nil {
+		return reply, fmt.Errorf("the node refused it (%s): %w", reply.Error.Code, reply.Error)
+	}
+	return reply, nil
 }
 
 // sendResumeRetrying is sendResume, tried again while the node refuses

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -111,6 +112,29 @@ func runOverNATS(ctx context.Context, o runOptions, f *runFollower) error {
 
 // sendStart sends a start command and waits for the node's reply.
 func sendStart(ctx context.Context, nc *nats.Conn, session string, cmd protocol.StartCommand) error {
-	_, err := sendCommand(ctx, nc, session, protocol.VerbStart, cmd, "may start runs: --role operator")
-	return err
+	subject, err := bus.Default.Command(session, protocol.VerbStart)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return err
+	}
+	msg, err := nc.RequestWithContext(ctx, subject, body)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("start on %s: %w (is a node serving? weft serve)", subject, errNoNode)
+	case err != nil && errors.Is(nc.LastError(), nats.ErrPermissionViolation):
+		return fmt.Errorf("start on %s: %w (connect with a role that may start runs: --role operator)", subject, nc.LastError())
+	case err != nil:
+		return fmt.Errorf("start on %s: %w", subject, err)
+	}
+	var reply protocol.CommandReply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return fmt.Errorf("start on %s: the reply %q is not a command reply: %w", subject, msg.Data, err)
+	}
+	if reply.Error != nil {
+		return fmt.Errorf("the node refused the start (%s): %w", reply.Error.Code, reply.Error)
+	}
+	return nil
 }
