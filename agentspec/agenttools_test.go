@@ -117,3 +117,43 @@ func TestReloadWithAgentTools(t *testing.T) {
 		t.Errorf("hosted %v", names)
 	}
 }
+
+// TestReloadOfACallee: a reload that changes only an agent another calls
+// as a tool rebuilds the caller too, so new runs of the caller call the
+// callee's new version.
+func TestReloadOfACallee(t *testing.T) {
+	rt := startRuntime(t)
+	v1, err := agentspec.Parse("agents.yaml", []byte(threeAgents("    agent_tools: [researcher]\n", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := v1.Register(t.Context(), rt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h1.Close()
+	changed := strings.Replace(threeAgents("    agent_tools: [researcher]\n", ""),
+		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n",
+		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n    instructions: [research]\n", 1)
+	v2, err := agentspec.Parse("agents.yaml", []byte(changed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1.AgentVersion("planner") == v2.AgentVersion("planner") {
+		t.Error("the caller's version did not change with its callee's")
+	}
+	h2, ch, err := v2.Reload(t.Context(), rt, h1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	if strings.Join(ch.Changed, ",") != "planner,researcher" || strings.Join(ch.Unchanged, ",") != "writer" {
+		t.Errorf("changes %+v, want planner and researcher changed, writer not", ch)
+	}
+	if h2.Agent("planner") == h1.Agent("planner") {
+		t.Error("the caller was kept, bound to the callee's old version")
+	}
+	if v, _ := rt.AgentVersion("planner"); v != v2.AgentVersion("planner") {
+		t.Errorf("new runs of planner start with %s, want %s", v, v2.AgentVersion("planner"))
+	}
+}

@@ -21,10 +21,9 @@ const MetaVersion = weft.MetaAgentVersion
 // Hosted is the agents a File registered on a runtime.
 type Hosted struct {
 	// Agents are the registered agents, in the file's order.
-	Agents   []*weft.Agent
-	file     *File
-	versions map[string]string
-	closers  []io.Closer
+	Agents  []*weft.Agent
+	file    *File
+	closers []io.Closer
 }
 
 // Agent returns the registered agent named name, or nil.
@@ -38,8 +37,13 @@ func (h *Hosted) Agent(name string) *weft.Agent {
 }
 
 // Version returns the version of the registered agent named name (see
-// File.Version).
-func (h *Hosted) Version(name string) string { return h.versions[name] }
+// File.AgentVersion), or "" when h has no such agent.
+func (h *Hosted) Version(name string) string {
+	if a := h.Agent(name); a != nil {
+		return a.Version()
+	}
+	return ""
+}
 
 // Close releases what the toolsets hold (MCP sessions, environment
 // roots). Call it after the runtime stops running the agents.
@@ -73,7 +77,7 @@ func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string]
 			return nil, &Error{File: f.name, Line: f.line("agents"), Field: "agents", Msg: fmt.Sprintf("Go tools are given for agent %q, which the file does not declare", name)}
 		}
 	}
-	h := &Hosted{file: f, versions: map[string]string{}}
+	h := &Hosted{file: f}
 	defer func() {
 		if err != nil {
 			h.Close()
@@ -101,7 +105,6 @@ func (f *File) Register(ctx context.Context, rt *weft.Runtime, extra map[string]
 		}
 		registered[i] = agent
 		h.Agents = append(h.Agents, agent)
-		h.versions[a.Name] = cfgs[i].Version
 	}
 	h.Agents = registered // in the file's order
 	return h, nil

@@ -14,12 +14,13 @@ import (
 // changed agent (Compare) first, and registers them only when all of them
 // built, as new versions of their names (new runs start with them; the
 // runs under way go on with the versions they started with, which stay
-// registered); then it retires the removed agents. When anything fails,
-// nothing changes: the new versions registered before the failure are
-// withdrawn, and the error is an *Error naming the file, the line and the
-// field. It returns the agents now hosted (the unchanged ones are prev's)
-// and what changed. prev stays open for the runs of the earlier versions:
-// close both when the runtime stops.
+// registered); then it retires the removed agents (each checked first: one
+// that is not registered, or already retired, is an error before anything
+// is registered). When anything fails, nothing changes: the new versions
+// registered before the failure are withdrawn, and the error is an *Error
+// naming the file, the line and the field. It returns the agents now
+// hosted (the unchanged ones are prev's) and what changed. prev stays open
+// for the runs of the earlier versions: close both when the runtime stops.
 func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra map[string][]toolsets.Tool) (_ *Hosted, _ Changes, err error) {
 	if prev == nil || prev.file == nil {
 		return nil, Changes{}, errors.New("agentspec: Reload needs the Hosted of a Register")
@@ -30,8 +31,15 @@ func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra
 		}
 	}
 	ch := Compare(prev.file, f)
+	// Every removed agent is checked before anything is registered: a
+	// retire that failed after the first one would leave it retired.
+	for _, name := range ch.Removed {
+		if _, ok := rt.AgentVersion(name); !ok {
+			return nil, ch, &Error{File: f.name, Line: f.line("agents"), Field: "agents", Msg: "agent " + name + ", removed, cannot be retired: it is not registered on the runtime, or already retired"}
+		}
+	}
 	build := append(slices.Clone(ch.Added), ch.Changed...)
-	h := &Hosted{file: f, versions: map[string]string{}}
+	h := &Hosted{file: f}
 	var registered []*weft.Agent
 	defer func() {
 		if err != nil {
@@ -57,7 +65,6 @@ func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra
 		if !slices.Contains(build, a.Name) {
 			hosted[i] = prev.Agent(a.Name)
 			h.Agents = append(h.Agents, hosted[i])
-			h.versions[a.Name] = prev.versions[a.Name]
 			continue
 		}
 		tools, err := f.agentTools(i, h)
@@ -72,7 +79,6 @@ func (f *File) Reload(ctx context.Context, rt *weft.Runtime, prev *Hosted, extra
 		registered = append(registered, agent)
 		hosted[i] = agent
 		h.Agents = append(h.Agents, agent)
-		h.versions[a.Name] = cfgs[i].Version
 	}
 	h.Agents = hosted // in the file's order
 	for _, name := range ch.Removed {

@@ -152,3 +152,40 @@ func TestReload(t *testing.T) {
 		t.Errorf("a run of a removed agent: %v, want ErrUnknownAgent", err)
 	}
 }
+
+// A reload that removes an agent the runtime cannot retire (here withdrawn
+// behind the file's back) fails before it changes anything: the other
+// removed agent is not retired.
+func TestReloadRetireFailsFirst(t *testing.T) {
+	rt := startRuntime(t)
+	f1, err := agentspec.Parse("agents.yaml", []byte(threeAgents("", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := f1.Register(t.Context(), rt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h1.Close()
+	if err := rt.WithdrawAgent("writer", h1.Version("writer")); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := agentspec.Parse("agents.yaml", []byte("version: 1\nagents:\n  - name: planner\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n    instructions: [plan]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ch, err := f2.Reload(t.Context(), rt, h1, nil)
+	var se *agentspec.Error
+	if !errors.As(err, &se) || !strings.Contains(se.Msg, "writer") {
+		t.Fatalf("reload: %v, want an *agentspec.Error naming writer", err)
+	}
+	if fmt.Sprint(ch.Removed) != "[researcher writer]" {
+		t.Errorf("changes %+v", ch)
+	}
+	if _, ok := rt.AgentVersion("researcher"); !ok {
+		t.Error("a failed reload retired researcher")
+	}
+	if v, _ := rt.AgentVersion("planner"); v != f1.AgentVersion("planner") {
+		t.Errorf("after a failed reload planner starts with %s, want %s", v, f1.AgentVersion("planner"))
+	}
+}

@@ -15,7 +15,10 @@ import (
 // rate limits of the providers its models use), or "" when the file
 // declares no such agent. Two files that declare an agent alike give it
 // the same version, whatever else they change; a change of any of its
-// fields (or of a rate limit it shares) gives a new one. The Go tools a
+// fields (or of a rate limit it shares) gives a new one. The versions of
+// the agents it calls as tools (agent_tools) are part of it, so a change
+// of one of those gives the caller a new version too, and a reload
+// rebuilds the caller with the callee's new version. The Go tools a
 // program adds (Register's extra) are not part of it.
 //
 // Register records it under MetaVersion in every run's run.started event,
@@ -26,11 +29,25 @@ import (
 // session whose runs recorded another version is one started before the
 // change.
 func (f *File) AgentVersion(name string) string {
+	return f.agentVersion(name, nil)
+}
+
+// agentVersion is AgentVersion; path holds the callers on the way to
+// name, so that a cycle of agent_tools (which check refuses at Parse)
+// cannot recurse without end.
+func (f *File) agentVersion(name string, path []string) string {
 	i := f.agent(name)
-	if i < 0 {
+	if i < 0 || slices.Contains(path, name) {
 		return ""
 	}
 	a := f.Agents[i]
+	var callees map[string]string
+	for _, c := range a.AgentTools {
+		if callees == nil {
+			callees = map[string]string{}
+		}
+		callees[c] = f.agentVersion(c, append(path, name))
+	}
 	limits := map[string]RateLimit{}
 	for _, m := range append([]ModelRef{{Name: a.Model.Name}}, a.Model.Fallbacks...) {
 		provider, _, _ := strings.Cut(m.Name, ":")
@@ -41,7 +58,8 @@ func (f *File) AgentVersion(name string) string {
 	b, err := json.Marshal(struct {
 		Agent      Agent                `json:"agent"`
 		RateLimits map[string]RateLimit `json:"rate_limits,omitempty"`
-	}{a, limits})
+		AgentTools map[string]string    `json:"agent_tools,omitempty"`
+	}{a, limits, callees})
 	if err != nil {
 		// The spec types always encode; a failure is a bug.
 		panic("agentspec: encode an agent: " + err.Error())

@@ -332,8 +332,9 @@ func parseFlags(usage string, into cliFlags) {
 }
 
 // subcommandFlags runs `weft sub --help` and parses the flags of its usage,
-// with the global flags `weft --help` describes (every command takes the
-// ones it uses). It fails when sub is no weft subcommand.
+// with the global flags its own "global flags (...): --nats, -o/--output"
+// line names (whether each takes a value is from `weft --help`). It fails
+// when sub is no weft subcommand.
 func subcommandFlags(t *testing.T, sub string) cliFlags {
 	t.Helper()
 	usage := helpOf(t, sub)
@@ -345,13 +346,48 @@ func subcommandFlags(t *testing.T, sub string) cliFlags {
 	if len(flags) == 0 {
 		t.Fatalf("found no flags in the usage of weft %s:\n%s", sub, usage)
 	}
-	global := helpOf(t)
-	_, globalPart, ok := strings.Cut(global, "global flags")
-	if !ok {
-		t.Fatalf("weft --help lists no global flags:\n%s", global)
+	for line := range strings.SplitSeq(usage, "\n") {
+		_, names, ok := strings.Cut(line, "global flags (weft --help describes them): ")
+		if !ok {
+			continue
+		}
+		global := rootGlobalFlags(t)
+		for name := range strings.SplitSeq(names, ", ") {
+			if _, long, ok := strings.Cut(name, "/"); ok {
+				name = long // -o/--output
+			}
+			name = strings.TrimLeft(name, "-")
+			takesValue, ok := global[name]
+			if !ok {
+				t.Fatalf("weft %s --help names global flag --%s, which weft --help does not describe", sub, name)
+			}
+			flags[name] = takesValue
+		}
 	}
-	parseFlags(globalPart, flags)
 	return flags
+}
+
+var (
+	rootGlobalOnce  sync.Once
+	rootGlobal      cliFlags
+	rootGlobalUsage string
+)
+
+// rootGlobalFlags returns the global flags `weft --help` describes (run
+// once for the whole test binary), by name: whether each takes a value.
+func rootGlobalFlags(t *testing.T) cliFlags {
+	t.Helper()
+	rootGlobalOnce.Do(func() {
+		rootGlobalUsage = helpOf(t)
+		if _, part, ok := strings.Cut(rootGlobalUsage, "global flags"); ok {
+			rootGlobal = cliFlags{}
+			parseFlags(part, rootGlobal)
+		}
+	})
+	if len(rootGlobal) == 0 {
+		t.Fatalf("weft --help lists no global flags:\n%s", rootGlobalUsage)
+	}
+	return rootGlobal
 }
 
 // parseArgs checks args (after the subcommand) against flags the way the
@@ -431,6 +467,17 @@ func TestSubcommandFlagsOfTheCLI(t *testing.T) {
 	}
 	if _, ok := flags["no-such-flag"]; ok {
 		t.Error("parsed a flag the CLI lacks")
+	}
+	// A subcommand takes only the global flags its help names: worker
+	// takes --nats, not --url or --data.
+	worker := subcommandFlags(t, "worker")
+	if !worker["nats"] {
+		t.Error("weft worker -h: no --nats with a value")
+	}
+	for _, name := range []string{"url", "data", "output", "timeout"} {
+		if _, ok := worker[name]; ok {
+			t.Errorf("weft worker -h: parsed global flag --%s, which worker does not take", name)
+		}
 	}
 }
 

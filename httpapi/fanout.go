@@ -13,11 +13,10 @@ import (
 // liveMsg is a live message of a feed: its data and, from the feed's
 // event subject, the event parsed once for every stream that receives it.
 type liveMsg struct {
-	subject string
-	delta   bool // from the feed's delta subject: live model output
-	data    []byte
-	ev      events.Event
-	err     error // the data is not an event
+	delta bool // from the feed's delta subject: live model output
+	data  []byte
+	ev    events.Event
+	err   error // the data is not an event
 }
 
 // feed names what a stream follows: an event subject filter and, or, the
@@ -173,7 +172,7 @@ func (h *hub) loop(drops *atomic.Int64) {
 // deliver hands m to every client that has room for it (marking the
 // others, and all of them when missed, as having missed one).
 func (h *hub) deliver(m *nats.Msg, missed bool, drops *atomic.Int64) {
-	lm := &liveMsg{subject: m.Subject, data: m.Data, delta: m.Sub != h.evSub}
+	lm := &liveMsg{data: m.Data, delta: m.Sub != h.evSub}
 	if !lm.delta {
 		lm.ev, lm.err = events.ParseEvent(m.Data)
 	}

@@ -40,21 +40,26 @@ func (a *API) SetAgents(agents []*weft.Agent) error {
 
 // reloadAgents reloads the node's agents (Config.Reload) and answers what
 // changed; a spec file that fails is 422 reload_failed naming the file,
-// the line and the field, and nothing changed.
+// the line and the field, and nothing changed. Every outcome is logged at
+// Warn with the principal, so that a token that swaps a node's agents
+// leaves a trace at serve's default log level.
 func (a *API) reloadAgents(w http.ResponseWriter, r *http.Request) {
 	if a.reload == nil {
 		writeError(w, http.StatusNotImplemented, "not_reloadable", "this node hosts no spec file (weft serve --agents FILE)")
 		return
 	}
+	who := principalOf(r.Context()).Name
 	changes, err := a.reload(r.Context())
 	switch {
 	case errors.Is(err, ErrReloadFailed):
+		a.log.Warn("reload refused", "principal", who, "err", err)
 		writeError(w, http.StatusUnprocessableEntity, "reload_failed", err.Error())
 		return
 	case err != nil:
-		a.log.Error("reload", "err", err)
+		a.log.Error("reload", "principal", who, "err", err)
 		writeError(w, http.StatusInternalServerError, "internal", "the reload failed: "+err.Error())
 		return
 	}
+	a.log.Warn("reloaded agents", "principal", who, "changes", changes)
 	writeJSON(w, http.StatusOK, changes)
 }

@@ -16,7 +16,7 @@ import (
 // POST /v1/agents/reload needs the operator role, answers what changed,
 // serves the agents the reload gives from then on, says 422
 // reload_failed with the file's position when the file fails, and 501 on
-// a node without a spec file.
+// a node without a spec file; it logs every outcome with the principal.
 func TestReloadAgents(t *testing.T) {
 	var f *fixture
 	var fail error
@@ -40,6 +40,9 @@ func TestReloadAgents(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(string(body), `"added":["greeter"]`) {
 		t.Fatalf("reload: %d %s", code, body)
 	}
+	if logs := f.logs.String(); !strings.Contains(logs, `msg="reloaded agents" principal=oscar changes="map[added:[greeter] removed:[ops]]"`) {
+		t.Errorf("no log line of the reload:\n%s", logs)
+	}
 	if _, body := f.do(t, "GET", "/v1/agents", viewerToken, nil); !strings.Contains(string(body), `"name":"greeter"`) || strings.Contains(string(body), `"ops"`) {
 		t.Errorf("agents after the reload: %s", body)
 	}
@@ -50,6 +53,9 @@ func TestReloadAgents(t *testing.T) {
 	code, body = f.do(t, "POST", "/v1/agents/reload", operatorToken, nil)
 	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), `"code":"reload_failed"`) || !strings.Contains(string(body), "agents.yaml:7: agents[0].model.name") {
 		t.Errorf("a failing file: %d %s", code, body)
+	}
+	if logs := f.logs.String(); !strings.Contains(logs, `msg="reload refused" principal=oscar err="reload failed: agents.yaml:7`) {
+		t.Errorf("no log line of the refused reload:\n%s", logs)
 	}
 	fail = errors.New("the store is gone")
 	if code, _ := f.do(t, "POST", "/v1/agents/reload", operatorToken, nil); code != http.StatusInternalServerError {

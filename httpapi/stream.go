@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 )
 
@@ -18,7 +19,7 @@ import (
 // it matches a type (or none is given) and a subject filter (or none is).
 type eventFilter struct {
 	types    []string
-	subjects [][]string
+	subjects []string
 }
 
 func parseEventFilter(r *http.Request) (eventFilter, error) {
@@ -43,7 +44,7 @@ func parseEventFilter(r *http.Request) (eventFilter, error) {
 				return f, fmt.Errorf("subject %q is not a NATS subject filter", v)
 			}
 		}
-		f.subjects = append(f.subjects, toks)
+		f.subjects = append(f.subjects, v)
 	}
 	return f, nil
 }
@@ -60,27 +61,10 @@ func (f eventFilter) keep(ev events.Event, subject string) bool {
 	}) {
 		return false
 	}
-	if len(f.subjects) > 0 && !slices.ContainsFunc(f.subjects, func(toks []string) bool { return subjectMatch(toks, subject) }) {
+	if len(f.subjects) > 0 && !slices.ContainsFunc(f.subjects, func(filter string) bool { return bus.SubjectMatches(filter, subject) }) {
 		return false
 	}
 	return true
-}
-
-// subjectMatch reports whether subject matches the filter's tokens ('*'
-// one token, '>' the rest).
-func subjectMatch(filter []string, subject string) bool {
-	toks := strings.Split(subject, ".")
-	for i, f := range filter {
-		switch {
-		case f == ">":
-			return len(toks) > i
-		case i >= len(toks):
-			return false
-		case f != "*" && f != toks[i]:
-			return false
-		}
-	}
-	return len(toks) == len(filter)
 }
 
 // allEvents streams the events of every stream as SSE, in log order, id:

@@ -31,11 +31,11 @@ type, tool call, tool and outcome.`, stderr)
 		return err
 	}
 	return withSource(ctx, src, func(ctx context.Context, s *logSource) error {
-		audit, archive := projections.NewAudit(), projections.NewArchive()
-		if _, err := s.build(ctx, audit, archive); err != nil {
+		audit := projections.NewAudit()
+		if _, err := s.build(ctx, audit); err != nil {
 			return err
 		}
-		id, err := resolveID("session", id, archive.Sessions())
+		id, err := resolveID("session", id, audit.Sessions())
 		if err != nil {
 			return err
 		}

@@ -112,6 +112,16 @@ type node struct {
 	earlier []*agentspec.Hosted
 }
 
+// apiAgents are the agents the HTTP API serves: the demo agent, then the
+// agents of the spec file (its latest reload's).
+func (n *node) apiAgents() []*weft.Agent {
+	agents := []*weft.Agent{n.agent}
+	if n.hosted != nil {
+		agents = append(agents, n.hosted.Agents...)
+	}
+	return agents
+}
+
 // startNode starts a node, registers the demo agent and recovers the runs
 // a previous process left running. The caller stops it with close.
 func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/agentspec"
 	"github.com/weft-run/weft/httpapi"
 )
@@ -59,7 +58,7 @@ func (r *agentReloader) reload(ctx context.Context) (reloadReport, error) {
 	r.n.earlier = append(r.n.earlier, r.n.hosted)
 	r.n.specs, r.n.hosted = f, h
 	if r.api != nil {
-		if err := r.api.SetAgents(append([]*weft.Agent{r.n.agent}, h.Agents...)); err != nil {
+		if err := r.api.SetAgents(r.n.apiAgents()); err != nil {
 			return reloadReport{}, err
 		}
 	}
@@ -78,7 +77,7 @@ func (r *agentReloader) setAPI(api *httpapi.API) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.api = api
-	return api.SetAgents(append([]*weft.Agent{r.n.agent}, r.n.hosted.Agents...))
+	return api.SetAgents(r.n.apiAgents())
 }
 
 // notifySIGHUP delivers the process's SIGHUPs (which then no longer

@@ -52,7 +52,7 @@ func TestServeReload(t *testing.T) {
 	t.Setenv(credsDirEnv, rep.CredsDir)
 	answer := func() string {
 		t.Helper()
-		out, errOut, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP)
+		out, errOut, err := cli(t, "run", "greeter", "hi", "--url", rep.HTTP)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -43,13 +42,6 @@ func hostNode(t *testing.T) serveReport {
 	return rep
 }
 
-func runCmd(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), args, &stdout, &stderr)
-	return stdout.String(), stderr.String(), err
-}
-
 // weft run streams the answer over the API and over NATS, reports the
 // result with stable field names, starts one run for one idempotency key,
 // and never shows the token.
@@ -57,7 +49,7 @@ func TestRunCancelSessionsTail(t *testing.T) {
 	rep := hostNode(t)
 	for _, via := range [][]string{{"--url", rep.HTTP}, {"--nats", rep.URL}} {
 		t.Run("run "+via[0], func(t *testing.T) {
-			out, errOut, err := runCmd(t, append([]string{"run", "greeter", "hi"}, via...)...)
+			out, errOut, err := cli(t, append([]string{"run", "greeter", "hi"}, via...)...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
 			}
@@ -69,7 +61,7 @@ func TestRunCancelSessionsTail(t *testing.T) {
 	t.Run("run -o json and the idempotency key", func(t *testing.T) {
 		var ids []string
 		for range 2 {
-			out, errOut, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP, "-o", "json", "--idempotency-key", "k-1")
+			out, errOut, err := cli(t, "run", "greeter", "hi", "--url", rep.HTTP, "-o", "json", "--idempotency-key", "k-1")
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
 			}
@@ -87,7 +79,7 @@ func TestRunCancelSessionsTail(t *testing.T) {
 		// The retry starts nothing; it reads the settled run from the log.
 		var outs []string
 		for range 2 {
-			out, errOut, err := runCmd(t, "run", "greeter", "hi", "--nats", rep.URL, "-o", "json", "--idempotency-key", "k-nats", "--timeout", "30s")
+			out, errOut, err := cli(t, "run", "greeter", "hi", "--nats", rep.URL, "-o", "json", "--idempotency-key", "k-nats", "--timeout", "30s")
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
 			}
@@ -98,7 +90,7 @@ func TestRunCancelSessionsTail(t *testing.T) {
 		}
 	})
 	t.Run("run with a key streams the deltas too", func(t *testing.T) {
-		out, errOut, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP, "-o", "jsonl", "--idempotency-key", "k-deltas")
+		out, errOut, err := cli(t, "run", "greeter", "hi", "--url", rep.HTTP, "-o", "jsonl", "--idempotency-key", "k-deltas")
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
 		}
@@ -107,14 +99,14 @@ func TestRunCancelSessionsTail(t *testing.T) {
 		}
 	})
 	t.Run("run --no-wait", func(t *testing.T) {
-		out, _, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP, "--no-wait")
+		out, _, err := cli(t, "run", "greeter", "hi", "--url", rep.HTTP, "--no-wait")
 		if err != nil || !strings.HasPrefix(out, "started run ") {
 			t.Errorf("%q, %v", out, err)
 		}
 	})
 	t.Run("a wrong token is refused and not shown", func(t *testing.T) {
 		t.Setenv(apiTokenEnv, "wrong-token-0123456789-secret")
-		_, errOut, err := runCmd(t, "run", "greeter", "hi", "--url", rep.HTTP)
+		_, errOut, err := cli(t, "run", "greeter", "hi", "--url", rep.HTTP)
 		if err == nil || !strings.Contains(err.Error(), "401") {
 			t.Fatalf("err %v, want a 401", err)
 		}
@@ -124,42 +116,42 @@ func TestRunCancelSessionsTail(t *testing.T) {
 	})
 	demo := rep.Demo.SessionID
 	t.Run("sessions --status waiting", func(t *testing.T) {
-		out, _, err := runCmd(t, "sessions", "--nats", rep.URL, "--status", "waiting", "-o", "jsonl")
+		out, _, err := cli(t, "sessions", "--nats", rep.URL, "--status", "waiting", "-o", "jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `"session_id":"`+demo+`"`) {
 			t.Errorf("waiting sessions: %q, want the demo's only", out)
 		}
-		out, _, _ = runCmd(t, "sessions", "--nats", rep.URL, "--agent", "greeter", "-o", "jsonl")
+		out, _, _ = cli(t, "sessions", "--nats", rep.URL, "--agent", "greeter", "-o", "jsonl")
 		if n := strings.Count(out, "\n"); n != 6 {
 			t.Errorf("%d greeter sessions, want 6:\n%s", n, out)
 		}
 	})
 	t.Run("tail --since and --last", func(t *testing.T) {
-		out, _, err := runCmd(t, "tail", "weft.evt.session."+demo+".>", "--nats", rep.URL, "--since", "0", "--count", "2", "-o", "jsonl")
+		out, _, err := cli(t, "tail", "weft.evt.session."+demo+".>", "--nats", rep.URL, "--since", "0", "--count", "2", "-o", "jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.Contains(lines[0], `"version":1`) || !strings.Contains(lines[1], `"version":2`) {
 			t.Errorf("tail --since 0 --count 2: %q", out)
 		}
-		out, _, err = runCmd(t, "tail", "weft.evt.session."+demo+".>", "--nats", rep.URL, "--last", "1", "--count", "1")
+		out, _, err = cli(t, "tail", "weft.evt.session."+demo+".>", "--nats", rep.URL, "--last", "1", "--count", "1")
 		if err != nil || !strings.Contains(out, "run.waiting") {
 			t.Errorf("tail --last 1: %q, %v", out, err)
 		}
 		// --timeout ends a tail with nothing to print.
-		out, _, err = runCmd(t, "tail", "weft.evt.session.none.>", "--nats", rep.URL, "--timeout", "2s")
+		out, _, err = cli(t, "tail", "weft.evt.session.none.>", "--nats", rep.URL, "--timeout", "2s")
 		if err != nil || out != "" {
 			t.Errorf("tail --timeout: %q, %v", out, err)
 		}
 	})
 	t.Run("cancel by a prefix", func(t *testing.T) {
-		out, errOut, err := runCmd(t, "cancel", demo[:len(demo)-4], "--url", rep.HTTP, "--reason", "not today")
+		out, errOut, err := cli(t, "cancel", demo[:len(demo)-4], "--url", rep.HTTP, "--reason", "not today")
 		if err != nil || !strings.Contains(out, "cancelled run "+rep.Demo.RunID+" of session "+demo) {
 			t.Fatalf("%q %q %v", out, errOut, err)
 		}
-		out, _, _ = runCmd(t, "sessions", "--nats", rep.URL, "--status", "cancelled", "-o", "jsonl")
+		out, _, _ = cli(t, "sessions", "--nats", rep.URL, "--status", "cancelled", "-o", "jsonl")
 		if !strings.Contains(out, demo) {
 			t.Errorf("the demo session is not cancelled: %q", out)
 		}

@@ -215,16 +215,12 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) (err e
 		reloader = &agentReloader{n: n, path: o.node.agentsFile}
 	}
 	if o.http != nil && o.http.addr != "" {
-		agents := []*weft.Agent{n.agent}
-		if n.hosted != nil {
-			agents = append(agents, n.hosted.Agents...)
-		}
 		var reload func(context.Context) (any, error)
 		if reloader != nil {
 			reload = func(ctx context.Context) (any, error) { return reloader.reload(ctx) }
 		}
 		o.http.obs = o.node.obs
-		hs, err := startHTTP(o.http, n.rt, agents, reload, stderr)
+		hs, err := startHTTP(o.http, n.rt, n.apiAgents(), reload, stderr)
 		if err != nil {
 			return fmt.Errorf("serve: the HTTP API: %w", err)
 		}

@@ -157,21 +157,5 @@ func (t *tailer) printMsg(subject string, data []byte) error {
 // eventMatches says whether ev's subject matches the subject filter.
 func eventMatches(filter string, ev events.Event) bool {
 	subject, err := bus.Default.Event(ev.Stream, string(ev.Type))
-	return err == nil && subjectMatches(filter, subject)
-}
-
-// subjectMatches is NATS subject matching: '*' one token, '>' the rest.
-func subjectMatches(filter, subject string) bool {
-	f, s := strings.Split(filter, "."), strings.Split(subject, ".")
-	for i, tok := range f {
-		switch {
-		case tok == ">":
-			return len(s) > i
-		case i >= len(s):
-			return false
-		case tok != "*" && tok != s[i]:
-			return false
-		}
-	}
-	return len(f) == len(s)
+	return err == nil && bus.SubjectMatches(filter, subject)
 }
