@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/agentspec"
 )
 
@@ -80,27 +81,42 @@ func fieldOf(e *agentspec.Error) string {
 	return e.Field
 }
 
+// parseFile parses text as agents.yaml.
+func parseFile(t *testing.T, text string) *agentspec.File {
+	t.Helper()
+	f, err := agentspec.Parse("agents.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// registerFile parses text and registers it on rt, closed at the test's
+// end.
+func registerFile(t *testing.T, rt *weft.Runtime, text string) (*agentspec.File, *agentspec.Hosted) {
+	t.Helper()
+	f := parseFile(t, text)
+	h, err := f.Register(t.Context(), rt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return f, h
+}
+
+// withResearcherInstructions gives threeAgents' researcher instructions.
+func withResearcherInstructions(text string) string {
+	const researcher = "  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n"
+	return strings.Replace(text, researcher, researcher+"    instructions: [research]\n", 1)
+}
+
 // TestReloadWithAgentTools: a reload that changes an agent and the agent
 // it calls as a tool registers both (the callee first) and hosts them in
 // the file's order.
 func TestReloadWithAgentTools(t *testing.T) {
 	rt := startRuntime(t)
-	v1, err := agentspec.Parse("agents.yaml", []byte(threeAgents("    agent_tools: [researcher]\n", "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h1, err := v1.Register(t.Context(), rt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h1.Close()
-	changed := strings.Replace(threeAgents("    agent_tools: [researcher]\n    instructions: [plan]\n", ""),
-		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n",
-		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n    instructions: [research]\n", 1)
-	v2, err := agentspec.Parse("agents.yaml", []byte(changed))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h1 := registerFile(t, rt, threeAgents("    agent_tools: [researcher]\n", ""))
+	v2 := parseFile(t, withResearcherInstructions(threeAgents("    agent_tools: [researcher]\n    instructions: [plan]\n", "")))
 	h2, ch, err := v2.Reload(t.Context(), rt, h1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -123,22 +139,8 @@ func TestReloadWithAgentTools(t *testing.T) {
 // callee's new version.
 func TestReloadOfACallee(t *testing.T) {
 	rt := startRuntime(t)
-	v1, err := agentspec.Parse("agents.yaml", []byte(threeAgents("    agent_tools: [researcher]\n", "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h1, err := v1.Register(t.Context(), rt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h1.Close()
-	changed := strings.Replace(threeAgents("    agent_tools: [researcher]\n", ""),
-		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n",
-		"  - name: researcher\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n    instructions: [research]\n", 1)
-	v2, err := agentspec.Parse("agents.yaml", []byte(changed))
-	if err != nil {
-		t.Fatal(err)
-	}
+	v1, h1 := registerFile(t, rt, threeAgents("    agent_tools: [researcher]\n", ""))
+	v2 := parseFile(t, withResearcherInstructions(threeAgents("    agent_tools: [researcher]\n", "")))
 	if v1.AgentVersion("planner") == v2.AgentVersion("planner") {
 		t.Error("the caller's version did not change with its callee's")
 	}
