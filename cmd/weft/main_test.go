@@ -27,6 +27,11 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m,
+		// nats.go's object store Put makes a JetStream context per call and
+		// cleans it up on return; when the cleanup wins the race with the
+		// goroutine it started, that goroutine waits on a nil channel for
+		// good (nats.go v1.55.0, jetstream/object.go:693 with publish.go:451).
+		goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"),
 		// protoactor starts a goroutine per throttle period after a dead
 		// letter (a message to a stopped actor); it ends on its own a
 		// period later, which under load may be after the last test.
