@@ -35,7 +35,7 @@ func (l testLookups) AgentVersion(name, _ string) (*AgentSpec, bool) {
 }
 
 // coreTool is a tool with arguments {"env": string}.
-func coreTool(t *testing.T, name string, opts ...toolsets.Option) toolsets.Tool {
+func coreTool(t testing.TB, name string, opts ...toolsets.Option) toolsets.Tool {
 	t.Helper()
 	tl, err := toolsets.NewFunc(name, func(_ context.Context, a struct {
 		Env string `json:"env"`

@@ -3,7 +3,7 @@ package actors
 import "testing"
 
 // newTestHost starts a host on cfg, closed when the test ends.
-func newTestHost(t *testing.T, cfg HostConfig) *Host {
+func newTestHost(t testing.TB, cfg HostConfig) *Host {
 	t.Helper()
 	h, err := NewHost(cfg)
 	if err != nil {

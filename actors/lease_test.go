@@ -16,7 +16,7 @@ import (
 )
 
 // testNATS starts an embedded server and returns a connection factory.
-func testNATS(t *testing.T) func() *nats.Conn {
+func testNATS(t testing.TB) func() *nats.Conn {
 	t.Helper()
 	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir()})
 	if err != nil {

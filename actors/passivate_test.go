@@ -21,7 +21,7 @@ func liveSessions(h *Host) int {
 }
 
 // waitOutcome waits for the outcome of a run on ch.
-func waitOutcome(t *testing.T, ch <-chan Outcome) Outcome {
+func waitOutcome(t testing.TB, ch <-chan Outcome) Outcome {
 	t.Helper()
 	select {
 	case o := <-ch:

@@ -72,7 +72,7 @@ func (s *stepStore) appends() [][]events.Type {
 
 // fuseHost is a host on store whose agent "a" asks for one call of tool
 // echo, then answers "done".
-func fuseHost(t *testing.T, store events.Store) *Host {
+func fuseHost(t testing.TB, store events.Store) *Host {
 	t.Helper()
 	h := newTestHost(t, HostConfig{Conn: testNATS(t)(), Store: store})
 	args, _ := json.Marshal(map[string]string{"env": "prod"})
