@@ -127,24 +127,38 @@ func (h *hasher) compact(data []byte) []byte {
 }
 
 // hasInsignificantSpace reports whether data has a JSON white space byte
-// outside its string literals.
+// outside its string literals. Data with no white space byte at all (four
+// vectorized scans) has none; otherwise it skips each string literal to
+// its closing quote with bytes.IndexByte (a quote closes the string when
+// an even number of backslashes precede it) and looks at the bytes
+// between strings one by one.
 func hasInsignificantSpace(data []byte) bool {
-	inString, escaped := false, false
-	for _, c := range data {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch c {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+	if bytes.IndexByte(data, ' ') < 0 && bytes.IndexByte(data, '\n') < 0 &&
+		bytes.IndexByte(data, '\t') < 0 && bytes.IndexByte(data, '\r') < 0 {
+		return false
+	}
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
 			return true
+		case '"':
+			j := i + 1
+			for {
+				k := bytes.IndexByte(data[j:], '"')
+				if k < 0 {
+					return false // an unterminated string runs to the end
+				}
+				j += k
+				escapes := 0
+				for b := j - 1; b > i && data[b] == '\\'; b-- {
+					escapes++
+				}
+				if escapes%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j
 		}
 	}
 	return false

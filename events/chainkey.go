@@ -122,22 +122,38 @@ func (k *ChainKey) appendMACBytes(dst, hexHash []byte, s *macScratch) []byte {
 
 // appendSum appends the hex HMAC of s.in under k to dst.
 func (k *ChainKey) appendSum(dst []byte, s *macScratch) []byte {
-	m := k.macs.Get().(hash.Hash)
-	defer k.macs.Put(m)
-	m.Reset()
-	m.Write(s.in)
-	return hex.AppendEncode(dst, m.Sum(s.sum[:0]))
+	if s.key != k {
+		s.release()
+		s.key, s.mac = k, k.macs.Get().(hash.Hash)
+	}
+	s.mac.Reset()
+	s.mac.Write(s.in)
+	return hex.AppendEncode(dst, s.mac.Sum(s.sum[:0]))
 }
 
-// macScratch holds the buffers of appendMAC.
+// macScratch holds the buffers of appendMAC, and the HMAC of the key it
+// last used: a hasher keying a batch or a log (usually all under one key)
+// takes it from the key's pool once, not once per event.
 type macScratch struct {
 	in  []byte
 	sum [sha256.Size]byte
+	key *ChainKey // whose HMAC mac is; nil when none
+	mac hash.Hash
+}
+
+// release gives s's HMAC back to its key's pool.
+func (s *macScratch) release() {
+	if s.key != nil {
+		s.key.macs.Put(s.mac)
+		s.key, s.mac = nil, nil
+	}
 }
 
 // MAC returns the hex MAC of ev under k: what Chain stores in ev.MAC.
 func (k *ChainKey) MAC(ev Event) string {
-	return string(k.appendMAC(nil, Hash(ev), new(macScratch)))
+	var s macScratch
+	defer s.release()
+	return string(k.appendMAC(nil, Hash(ev), &s))
 }
 
 func appendLenString(b []byte, s string) []byte {

@@ -1,17 +1,13 @@
 package events
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash"
+	"hash/maphash"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -21,14 +17,27 @@ import (
 // done twice for nothing, since what the encoder writes for such a struct
 // decodes by construction. NewData encodes a data struct and seals the
 // result: it appends, past the end of the returned slice (in its spare
-// capacity, so len, the bytes, json and cmp see none of it), an HMAC of
-// the event type, the schema version and the bytes under a key that is
-// random per process and never leaves this package. PrepareAppend checks
-// the seal and skips the decode (and json.Valid) only when the seal
-// matches the event it is given; anything else (Data built by hand,
-// sealed Data altered, resliced or appended to, moved to an event of
-// another type or schema version, or carrying a copied seal) fails the
+// capacity, so len, the bytes, json and cmp see none of it), a keyed hash
+// of the event type, the schema version, the length and the bytes, under
+// a seed that is random per process and never leaves this package.
+// PrepareAppend checks the seal and skips the decode (and json.Valid) only
+// when the seal matches the event it is given; anything else (Data built
+// by hand, sealed Data altered, resliced or appended to, moved to an event
+// of another type or schema version, or carrying a copied seal) fails the
 // seal and is decoded strictly, refused with the same errors as before.
+//
+// The seal is a marker inside one process, not an authenticator: it is
+// never stored or sent, and what fails it is only decoded, never trusted
+// less. What it guards against is accident: a caller that changes, moves
+// or reslices sealed bytes (or copies them with their spare capacity).
+// Against that, a 64-bit hash/maphash hash keyed by a random seed (the
+// runtime's map hash, AES-based where the CPU has AES) matches altered
+// bytes with a probability of about 2^-64, as a truncated HMAC would, at a
+// small fraction of its cost per byte (the seal is computed at NewData and
+// checked at every append). A cryptographic MAC would buy nothing more:
+// code in the same process that means to forge a seal can read the seed
+// (or the key of a MAC) with package unsafe, and such code can write any
+// event anyway.
 //
 // "Decodes by construction" is checked, not assumed: a type is sealed at
 // encoding only if every field of its data struct, at any depth, is of a
@@ -38,35 +47,24 @@ import (
 // json.RawMessage, time.Time). For a struct outside that set, NewData
 // decodes its encoding once and seals it only if it decodes.
 
-// sealLen is the length of a seal: a truncated HMAC-SHA-256.
-const sealLen = 16
+// sealLen is the length of a seal: a 64-bit hash/maphash hash, little
+// endian.
+const sealLen = 8
 
-// sealKey keys the seals of this process.
-var sealKey = func() []byte {
-	k := make([]byte, 32)
-	rand.Read(k) // crypto/rand.Read does not fail (it aborts the program)
-	return k
-}()
+// sealSeed keys the seals of this process.
+var sealSeed = maphash.MakeSeed()
 
-// sealers pools the HMACs that compute seals.
-var sealers = sync.Pool{New: func() any { return &sealer{mac: hmac.New(sha256.New, sealKey)} }}
-
-type sealer struct {
-	mac hash.Hash
-	buf [sha256.Size]byte
-	hdr []byte
-}
-
-// sum returns the seal of data as the Data of an event of typ at schema
-// version sv, in s's buffer.
-func (s *sealer) sum(typ Type, sv int, data []byte) []byte {
-	s.hdr = binary.BigEndian.AppendUint64(s.hdr[:0], uint64(len(typ)))
-	s.hdr = append(s.hdr, typ...)
-	s.hdr = binary.BigEndian.AppendUint64(s.hdr, uint64(int64(sv)))
-	s.mac.Reset()
-	s.mac.Write(s.hdr)
-	s.mac.Write(data)
-	return s.mac.Sum(s.buf[:0])[:sealLen]
+// sealOf returns the seal of data as the Data of an event of typ at
+// schema version sv: the hash of the hash of data, its length, sv and the
+// hash of typ (each hash under sealSeed; the runtime hashes one slice in
+// one call, where a streaming maphash.Hash would go 128 bytes at a time).
+func sealOf(typ Type, sv int, data []byte) uint64 {
+	var in [32]byte
+	binary.LittleEndian.PutUint64(in[0:], maphash.Bytes(sealSeed, data))
+	binary.LittleEndian.PutUint64(in[8:], uint64(len(data)))
+	binary.LittleEndian.PutUint64(in[16:], uint64(int64(sv)))
+	binary.LittleEndian.PutUint64(in[24:], maphash.String(sealSeed, string(typ)))
+	return maphash.Bytes(sealSeed, in[:])
 }
 
 // seal returns data (which the caller owns) with its seal for typ at sv
@@ -76,9 +74,7 @@ func seal(typ Type, sv int, data []byte) json.RawMessage {
 	if cap(data)-n < sealLen {
 		data = append(make([]byte, 0, n+sealLen), data...)
 	}
-	s := sealers.Get().(*sealer)
-	copy(data[n:n+sealLen], s.sum(typ, sv, data))
-	sealers.Put(s)
+	binary.LittleEndian.PutUint64(data[n:n+sealLen], sealOf(typ, sv, data))
 	return data[: n : n+sealLen]
 }
 
@@ -90,10 +86,7 @@ func isSealed(ev *Event) bool {
 	if n == 0 || cap(d)-n < sealLen {
 		return false
 	}
-	s := sealers.Get().(*sealer)
-	ok := hmac.Equal(d[n:n+sealLen], s.sum(ev.Type, ev.SchemaVersion, d))
-	sealers.Put(s)
-	return ok
+	return binary.LittleEndian.Uint64(d[n:n+sealLen]) == sealOf(ev.Type, ev.SchemaVersion, d)
 }
 
 // NewData encodes data, the data struct of typ (the value or a non-nil

@@ -135,3 +135,47 @@ func TestDecodesByConstructionRefuses(t *testing.T) {
 		t.Error("a struct of plain fields is not taken to decode by construction")
 	}
 }
+
+// TestSealDetectsChanges: the seal matches the bytes, type and schema
+// version NewData sealed and nothing else: not the data with any one bit
+// of any byte flipped (even where the result still decodes, which the
+// refusal tests of sealed_test.go cannot show), not other data of the same
+// length carrying the copied seal, not the data under another type or
+// schema version.
+func TestSealDetectsChanges(t *testing.T) {
+	data, err := NewData(TypeToolReturned, ToolReturned{Tool: "tool", Return: json.RawMessage(`{"ok":true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := Event{Type: TypeToolReturned, SchemaVersion: 1, Data: data}
+	if !isSealed(&ev) {
+		t.Fatal("the data NewData sealed is not sealed")
+	}
+	for i := range data {
+		for bit := range 8 {
+			changed := ev
+			changed.Data = append(make([]byte, 0, cap(data)), data[:cap(data)]...)[:len(data)]
+			changed.Data[i] ^= 1 << bit
+			if isSealed(&changed) {
+				t.Errorf("byte %d with bit %d flipped (%s) is still sealed", i, bit, changed.Data)
+			}
+		}
+	}
+	other := append([]byte(`{"tool":"TOOL","return":{"ok":true}}`), data[len(data):cap(data)]...)
+	if len(other)-sealLen != len(data) {
+		t.Fatal("the other data must be as long as the sealed one")
+	}
+	copied := ev
+	copied.Data = other[:len(data)]
+	if isSealed(&copied) {
+		t.Errorf("other data carrying a copied seal is sealed")
+	}
+	for _, moved := range []Event{
+		{Type: TypeRunStarted, SchemaVersion: 1, Data: data},
+		{Type: TypeToolReturned, SchemaVersion: 2, Data: data},
+	} {
+		if isSealed(&moved) {
+			t.Errorf("the sealed data moved to %s at version %d is still sealed", moved.Type, moved.SchemaVersion)
+		}
+	}
+}

@@ -45,11 +45,10 @@ type Store struct {
 	blobs map[string][]byte // sha256 hex → content
 
 	mu      sync.Mutex
-	all     eventLog            // the global log; all.at(p).Position == p
-	streams map[string][]uint64 // stream → positions of its events; index = version-1
-	hashes  map[string]string   // stream → events.Hash of its last event
-	ids     map[uuid.UUID]uint64
-	changed chan struct{} // closed by the next append; nil until a reader waits for one
+	all     eventLog                // the global log; all.at(p).Position == p
+	streams map[string]*streamIndex // one map probe per append finds all a stream's state
+	ids     map[uuid.UUID]uint64    // event id → position
+	changed chan struct{}           // closed by the next append; nil until a reader waits for one
 	closed  bool
 	done    chan struct{} // closed by Close
 }
@@ -93,8 +92,7 @@ func New(opts ...Option) *Store {
 		maxData: events.DefaultMaxBlobDataBytes,
 		inline:  events.DefaultInlineBytes,
 		blobs:   make(map[string][]byte),
-		streams: make(map[string][]uint64),
-		hashes:  make(map[string]string),
+		streams: make(map[string]*streamIndex),
 		ids:     make(map[uuid.UUID]uint64),
 		done:    make(chan struct{}),
 	}
@@ -140,31 +138,37 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if res, dup, err := s.duplicateLocked(stream, batch); dup || err != nil {
 		return res, err
 	}
-	positions := s.streams[stream]
-	current := uint64(len(positions))
+	st := s.streams[stream]
+	var current uint64
+	var prev string
+	if st != nil {
+		current, prev = uint64(len(st.positions)), st.hash
+	}
 	if !expected.Matches(current) {
 		return events.AppendResult{}, &events.WrongVersionError{Stream: stream, Expected: expected, Actual: current}
 	}
-	hashes := events.ChainHashes(batch, current, s.hashes[stream], s.chainKey())
-	s.hashes[stream] = hashes[len(hashes)-1]
-	if positions == nil {
+	hashes := events.ChainHashes(batch, current, prev, s.chainKey())
+	if st == nil {
 		// A new stream: room for a run's events, grown from there.
-		positions = make([]uint64, 0, max(16, len(batch)))
+		st = &streamIndex{positions: make([]uint64, 0, max(16, len(batch)))}
+		s.streams[stream] = st
 	}
+	st.hash = hashes[len(hashes)-1]
+	positions := st.positions
 	for i := range batch {
 		ev := &batch[i]
 		ev.Position = s.all.len() + 1
-		stored := *ev
+		stored := s.all.add()
+		*stored = *ev
 		if ev.Blob != nil {
 			// Kept as a backend keeps it: the reference in place of
 			// the content, resolved by the reads.
 			stored.Data, stored.Blob = ev.Blob.EventData(), nil
 		}
-		s.all.add(stored)
 		positions = append(positions, ev.Position)
 		s.ids[ev.ID] = ev.Position
 	}
-	s.streams[stream] = positions
+	st.positions = positions
 	if s.changed != nil {
 		close(s.changed)
 		s.changed = nil // made again when a reader waits (copyChunk)
@@ -234,10 +238,11 @@ func (s *Store) copyStream(stream string, from uint64) ([]events.Event, error) {
 	if s.closed {
 		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrClosed}
 	}
-	positions, ok := s.streams[stream]
+	st, ok := s.streams[stream]
 	if !ok {
 		return nil, &events.Error{Op: "read stream", Stream: stream, Err: events.ErrStreamNotFound}
 	}
+	positions := st.positions
 	from = max(from, 1)
 	if from > uint64(len(positions)) {
 		return []events.Event{}, nil
@@ -419,6 +424,13 @@ func (s *Store) isClosed() bool {
 	return s.closed
 }
 
+// streamIndex is what the store keeps of one stream besides its events,
+// which are in the global log.
+type streamIndex struct {
+	positions []uint64 // positions of its events; index = version-1
+	hash      string   // events.Hash of its last event
+}
+
 // logBlock is how many events a block of the global log holds. The log
 // grows a block at a time and never copies the blocks it has (one growing
 // slice copied the whole log at every growth: the largest cost of an
@@ -441,8 +453,9 @@ func (l *eventLog) at(pos uint64) *events.Event {
 	return &l.blocks[i/logBlock][i%logBlock]
 }
 
-// add appends ev to the log.
-func (l *eventLog) add(ev events.Event) {
+// add appends a zero event to the log and returns it, for the caller to
+// fill in place (one copy of the event, not two).
+func (l *eventLog) add() *events.Event {
 	if n := len(l.blocks); n == 0 || len(l.blocks[n-1]) == logBlock {
 		var b []events.Event
 		if n > 0 {
@@ -451,8 +464,9 @@ func (l *eventLog) add(ev events.Event) {
 		l.blocks = append(l.blocks, b)
 	}
 	last := &l.blocks[len(l.blocks)-1]
-	*last = append(*last, ev)
+	*last = append(*last, events.Event{})
 	l.n++
+	return &(*last)[len(*last)-1]
 }
 
 // clone returns ev with its own copy of Data, so callers cannot change the
