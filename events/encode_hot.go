@@ -41,6 +41,7 @@ var (
 	_ hotEncoder = ToolRequested{}
 	_ hotEncoder = ToolStarted{}
 	_ hotEncoder = ToolReturned{}
+	_ hotEncoder = UsageSnapshot{}
 )
 
 func (d RunStarted) appendJSON(b []byte) ([]byte, error) {
@@ -143,6 +144,13 @@ func (d ToolReturned) appendJSON(b []byte) ([]byte, error) {
 	if e := d.Error; e != nil {
 		b = e.appendJSON(o.name(b, `"error":`))
 	}
+	return o.end(b), nil
+}
+
+func (d UsageSnapshot) appendJSON(b []byte) ([]byte, error) {
+	var o obj
+	b = o.str(b, `"scope":`, d.Scope, true)
+	b = d.Usage.appendJSON(o.name(b, `"usage":`))
 	return o.end(b), nil
 }
 

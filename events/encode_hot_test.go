@@ -59,6 +59,7 @@ func hotCases() map[string]hotEncoder {
 		"tool.requested/empty":      ToolRequested{},
 		"tool.started/empty":        ToolStarted{},
 		"tool.returned/empty":       ToolReturned{},
+		"usage.snapshot/empty":      UsageSnapshot{},
 		"run.completed/usage0":      RunCompleted{Usage: &Usage{}},
 		"model.response/usage0":     ModelResponse{Usage: &Usage{Details: map[string]int64{}}},
 		"model.request/empty-tools": ModelRequest{Tools: []string{}, Messages: json.RawMessage{}},
@@ -72,6 +73,7 @@ func hotCases() map[string]hotEncoder {
 			RequestAmended: &Amendment{DigestBefore: "sha256:00", DigestAfter: ""}},
 		"tool.requested/full": ToolRequested{Tool: "t", Toolset: "ts", Arguments: json.RawMessage(`{"x":1}`), RawArguments: "{x", Parent: "p"},
 		"tool.started/full":   ToolStarted{Tool: "t", Attempt: 7, Node: "n"},
+		"usage.snapshot/full": UsageSnapshot{Scope: "run", Usage: *usage},
 		"tool.returned/full": ToolReturned{Tool: "t", Return: json.RawMessage(`{"ok":true}`), IsError: true, Attempt: 3,
 			Error: &ErrorInfo{Kind: "k", Message: "m", Type: "*fs.PathError"}},
 	}
@@ -83,6 +85,7 @@ func hotCases() map[string]hotEncoder {
 			Usage: &Usage{Details: map[string]int64{s: 1, s + "x": 2}}, RequestAmended: &Amendment{DigestBefore: s, DigestAfter: s}}
 		cases["tool.requested"+n] = ToolRequested{Tool: s, Toolset: s, RawArguments: s, Parent: s}
 		cases["tool.started"+n] = ToolStarted{Tool: s, Node: s}
+		cases["usage.snapshot"+n] = UsageSnapshot{Scope: s, Usage: Usage{Details: map[string]int64{s: 1}}}
 		cases["tool.returned"+n] = ToolReturned{Tool: s, Return: json.RawMessage(`1`), Error: &ErrorInfo{Kind: s, Message: s, Type: s}}
 	}
 	for i, r := range trickyRaw {
@@ -141,6 +144,8 @@ func pointerTo(v hotEncoder) any {
 		return &d
 	case ToolReturned:
 		return &d
+	case UsageSnapshot:
+		return &d
 	}
 	panic("no pointer case for a hot type")
 }
@@ -163,8 +168,8 @@ func TestHotEncodersCoverTheirTypes(t *testing.T) {
 		}
 		seen[typ] = true
 	}
-	if len(seen) != 7 {
-		t.Fatalf("cases reach %d types, want 7: %v", len(seen), seen)
+	if len(seen) != 8 {
+		t.Fatalf("cases reach %d types, want 8: %v", len(seen), seen)
 	}
 }
 
@@ -225,6 +230,7 @@ func FuzzHotEncoders(f *testing.F) {
 			ToolRequested{Tool: s, Toolset: k, Arguments: raw, RawArguments: s, Parent: k},
 			ToolStarted{Tool: s, Attempt: int(n), Node: k},
 			ToolReturned{Tool: s, Return: raw, IsError: flag, Attempt: int(n), Error: errInfo},
+			UsageSnapshot{Scope: s, Usage: Usage{OutputTokens: n, Details: map[string]int64{k: n}}},
 		} {
 			checkSameEncoding(t, v)
 		}
