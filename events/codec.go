@@ -158,8 +158,37 @@ func decodeStrict(data []byte, v any) error {
 // marshalRoom encodes v as compact JSON without HTML escaping (so that
 // the bytes of embedded raw JSON are kept as they are), with room bytes of
 // capacity after the encoding (for a seal): the result is cut from a shared chunk (see carve), the
-// encoder and its buffer are pooled.
+// encoder and its buffer are pooled. The data structs of the events every
+// run records have hand-written encoders (see encode_hot.go) that write
+// the same bytes; the others, and a value a hand-written encoder fails on,
+// go through marshalReflect. v is not a nil pointer (NewData refuses one).
 func marshalRoom(v any, room int) ([]byte, error) {
+	if h, ok := v.(hotEncoder); ok {
+		s := scratches.Get().(*scratch)
+		b, err := h.appendJSON(s.b[:0])
+		if err == nil {
+			out := dataChunks.carve(len(b), room)
+			copy(out, b)
+			if cap(b) <= 64<<10 {
+				s.b = b[:0] // keep a grown one, not a large one
+			}
+			scratches.Put(s)
+			return out, nil
+		}
+		scratches.Put(s)
+	}
+	return marshalReflect(v, room)
+}
+
+// scratch is a buffer the hand-written encoders write into before their
+// output is carved; scratches pools them.
+type scratch struct{ b []byte }
+
+var scratches = sync.Pool{New: func() any { return &scratch{b: make([]byte, 0, 4<<10)} }}
+
+// marshalReflect is marshalRoom with encoding/json (reflection), for any
+// value.
+func marshalReflect(v any, room int) ([]byte, error) {
 	e := encoders.Get().(*pooledEncoder)
 	defer encoders.Put(e)
 	e.buf.Reset()

@@ -18,6 +18,9 @@ const maxScanDepth = 256
 type cursor struct {
 	data []byte
 	pos  int
+	// spaced is set once ws has skipped white space (the text is then not
+	// compact).
+	spaced bool
 }
 
 // ws skips JSON whitespace.
@@ -26,6 +29,7 @@ func (c *cursor) ws() {
 		switch c.data[c.pos] {
 		case ' ', '\t', '\n', '\r':
 			c.pos++
+			c.spaced = true
 		default:
 			return
 		}
