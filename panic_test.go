@@ -68,3 +68,61 @@ func TestRunFailsOnSessionPanic(t *testing.T) {
 		t.Fatalf("second Run = %+v, %v; want completed", res, err)
 	}
 }
+
+// TestRunFailsOnTaskPanic: a panic in user code the session runs outside
+// its actor, on the goroutine that calls the model (the model itself, an
+// output validator), fails the run with kind panic as well, instead of
+// crashing the process; the session's next run completes.
+func TestRunFailsOnTaskPanic(t *testing.T) {
+	tests := []struct {
+		name      string
+		model     llm.Model
+		validator weft.OutputValidator
+	}{
+		{name: "output validator", model: llm.NewScripted(llm.ScriptText("first"), llm.ScriptText("second")),
+			validator: func(_ context.Context, out string) error {
+				if out == "first" {
+					panic("validator: index out of range")
+				}
+				return nil
+			}},
+		{name: "model", model: &panicsFirst{Scripted: llm.NewScripted(llm.ScriptText("second"))}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newRuntime(t)
+			cfg := weft.AgentConfig{Model: tc.model}
+			if tc.validator != nil {
+				cfg.OutputValidators = []weft.OutputValidator{tc.validator}
+			}
+			sess := newAgent(t, rt, cfg).NewSession()
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			res, err := sess.Run(ctx, "first")
+			var re *weft.RunError
+			if !errors.As(err, &re) || re.Kind != "panic" || !strings.HasPrefix(re.Message, "panic: ") {
+				t.Fatalf("Run = %+v, %v; want a RunError of kind panic", res, err)
+			}
+			if evs := streamEvents(t, rt, sess.ID()); evs[len(evs)-1].Type != events.TypeRunFailed {
+				t.Fatalf("log ends %v; want run.failed", types(evs))
+			}
+			res, err = sess.Run(ctx, "again")
+			if err != nil || res.Status != weft.StatusCompleted || res.Output != "second" {
+				t.Fatalf("second Run = %+v, %v; want completed", res, err)
+			}
+		})
+	}
+}
+
+// panicsFirst is a model whose first request panics.
+type panicsFirst struct {
+	*llm.Scripted
+	done atomic.Bool
+}
+
+func (m *panicsFirst) Request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if m.done.CompareAndSwap(false, true) {
+		panic("model client: nil transport")
+	}
+	return m.Scripted.Request(ctx, req)
+}

@@ -182,6 +182,8 @@ func (a *sessionActor) Receive(c actor.Context) {
 		a.onBatchFinished(c, m)
 	case *handlerDone:
 		a.onHandlerDone(c, m)
+	case *taskPanic:
+		a.panicked(c, "session task", m.value, m.stack)
 	case *idleCheck:
 		a.onIdleCheck(c)
 	case *actor.Stopping:

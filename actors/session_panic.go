@@ -31,6 +31,11 @@ var errSessionStopped = errors.New("session stopped")
 // command the actor was handling when it panicked, and has not answered,
 // is answered with ErrInternal.
 //
+// A panic of a task of the session (user code run on the goroutine that
+// calls the model: the model, its request and run-complete hooks, the
+// output validators) is settled the same way: the runner recovers it and
+// hands it to the actor (taskPanic), rather than crashing the process.
+//
 // When even that fails (the stream cannot be read, the append fails, or
 // the failing panics again), the actor stops, as a passivated one does:
 // the command, and those left in its mailbox, are answered with
@@ -41,14 +46,30 @@ var errSessionStopped = errors.New("session stopped")
 // settlePanic is deferred first by Receive: it recovers a panic of the
 // message's handling and settles the session (see above).
 func (a *sessionActor) settlePanic(c actor.Context) {
-	p := recover()
-	if p == nil {
-		return
+	if p := recover(); p != nil {
+		a.panicked(c, "session actor", p, debug.Stack())
 	}
+}
+
+// taskPanic is what a task of the session (a model request, with its
+// hooks and output validators; a batch of local calls) ends with when it
+// panicked: the runner recovers the panic (runTask), and the actor settles
+// the session as for a panic of its own. The task's run is not known: the
+// session's active run fails (a task of an ended run does not panic once
+// its run is gone but while it runs, which is the active one).
+type taskPanic struct {
+	carriedFlag
+	value any
+	stack []byte
+}
+
+// panicked settles the session after panic p of where, while the actor
+// handled c's message (see above).
+func (a *sessionActor) panicked(c actor.Context, where string, p any, stack []byte) {
 	msg := fmt.Sprintf("panic: %v", p)
 	runID := a.panicRun()
-	a.h.log.Error("session actor panicked", "session", a.id, "run", runID, "message", fmt.Sprintf("%T", c.Message()),
-		"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	a.h.log.Error(where+" panicked", "session", a.id, "run", runID, "message", fmt.Sprintf("%T", c.Message()),
+		"panic", fmt.Sprint(p), "stack", string(stack))
 	cmd, _ := c.Message().(*command)
 	if _, stopping := c.Message().(*actor.Stopping); stopping || a.passivated {
 		// The actor is going away: its next one reads the log.
@@ -56,7 +77,7 @@ func (a *sessionActor) settlePanic(c actor.Context) {
 		return
 	}
 	if err := a.failPanicked(c, msg); err != nil {
-		a.h.log.Error("session actor panicked, and failing the run failed: stopping", "session", a.id, "run", runID, "err", err)
+		a.h.log.Error(where+" panicked, and failing the run failed: stopping", "session", a.id, "run", runID, "err", err)
 		a.answerPanic(cmd, ErrUnavailable, fmt.Sprintf("%s; recording the failure failed (%v); retry", msg, err))
 		a.stopPanicked(c)
 		return

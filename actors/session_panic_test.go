@@ -208,3 +208,46 @@ func TestSessionPanicEveryTimeRefusesCommands(t *testing.T) {
 		t.Fatalf("run once the store reads: %s (%v)", o.Status, o.Error)
 	}
 }
+
+// requestPanics is a model whose Request panics while armed: on the
+// task's goroutine, outside the actor.
+type requestPanics struct {
+	llm.Model
+	armed atomic.Bool
+}
+
+func (m *requestPanics) Request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if m.armed.Load() {
+		panic("model request")
+	}
+	return m.Model.Request(ctx, req)
+}
+
+// A panic of a task (the model's Request) fails the run with kind panic
+// as one of the actor's own does; the next run completes.
+func TestSessionTaskPanicFailsTheRun(t *testing.T) {
+	store := memstore.New()
+	model := &requestPanics{Model: llm.AlwaysText("done")}
+	h := newTestHost(t, HostConfig{Conn: testNATS(t)(), Store: store})
+	if err := h.Register(&AgentSpec{Name: "a", Model: model}); err != nil {
+		t.Fatal(err)
+	}
+	model.armed.Store(true)
+	outcomes, stop := h.Watch("r1")
+	defer stop()
+	if _, err := h.Command(t.Context(), "s1", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := waitOutcome(t, outcomes); o.Status != StatusFailed || o.Error == nil || o.Error.Kind != FailPanic || o.Error.Message != "panic: model request" {
+		t.Fatalf("outcome %s %+v; want failed with kind panic", o.Status, o.Error)
+	}
+	model.armed.Store(false)
+	outcomes2, stop2 := h.Watch("r2")
+	defer stop2()
+	if _, err := h.Command(t.Context(), "s1", VerbStart, StartCommand{RunID: "r2", Agent: "a", Prompt: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := waitOutcome(t, outcomes2); o.Status != StatusCompleted {
+		t.Fatalf("second run: %s (%v)", o.Status, o.Error)
+	}
+}
