@@ -8,10 +8,11 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// FailPanic is the failure kind of a run whose session actor panicked
-// while it handled a message of the session: user code the actor calls
-// (a model's ModelName, a tool's Definition), an event whose data did not
-// encode (newRecord), or a bug of the runtime.
+// FailPanic is the failure kind of a run whose session panicked: in its
+// actor's handling of a message (user code the actor calls, such as a
+// model's ModelName; an event whose data did not encode, see newRecord; a
+// bug of the runtime) or in one of its tasks (a model's Request, an output
+// validator).
 const FailPanic = "panic"
 
 // errSessionStopped is the cause a run's context is cancelled with when
@@ -32,8 +33,8 @@ var errSessionStopped = errors.New("session stopped")
 // is answered with ErrInternal.
 //
 // A panic of a task of the session (user code run on the goroutine that
-// calls the model: the model, its request and run-complete hooks, the
-// output validators) is settled the same way: the runner recovers it and
+// calls the model: the model, the output validators) is settled the same
+// way: the runner recovers it and
 // hands it to the actor (taskPanic), rather than crashing the process.
 //
 // When even that fails (the stream cannot be read, the append fails, or
@@ -55,8 +56,9 @@ func (a *sessionActor) settlePanic(c actor.Context) {
 // hooks and output validators; a batch of local calls) ends with when it
 // panicked: the runner recovers the panic (runTask), and the actor settles
 // the session as for a panic of its own. The task's run is not known: the
-// session's active run fails (a task of an ended run does not panic once
-// its run is gone but while it runs, which is the active one).
+// session's active run fails. (A task of a run that ended already could
+// fail the next run; such a task ends with its run's context, so that is
+// rare, and it fails closed.)
 type taskPanic struct {
 	carriedFlag
 	value any
