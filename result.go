@@ -104,7 +104,8 @@ type Result struct {
 // usage_limit_exceeded, model_error, invalid_response, toolset_error,
 // policy_error (an approval or deferral entry that matches nothing),
 // payload_too_large (a model response over Config.MaxPayloadBytes, or
-// events the store refused as too large),
+// events the store refused as too large), panic (the session's handling
+// of the run panicked: the message holds the panic's value),
 // internal; "cancelled" for a cancelled run) and a message.
 type RunError struct {
 	RunID   string

@@ -24,10 +24,13 @@ type command struct {
 	// held: a resume that waited once for its run's tools to be prepared
 	// (see core.hold); it is not held again.
 	held bool
+	// answered: the actor answered it (see settlePanic).
+	answered bool
 }
 
 // answer replies to the command's caller, if one waits.
 func (c *command) answer(r CommandReply) {
+	c.answered = true
 	if c.replyTo != nil {
 		select {
 		case c.replyTo <- r:

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -307,10 +308,10 @@ func (a *sessionActor) start(t task) {
 }
 
 // run runs t, delivers its message, and runs the tasks taken meanwhile,
-// until none is left.
+// until none is left. A task that panics ends with a taskPanic.
 func (r *runner) run(t task) {
 	for t != nil {
-		if msg := t(r); msg != nil {
+		if msg := runTask(t, r); msg != nil {
 			r.deliver(msg)
 		}
 		r.mu.Lock()
@@ -322,4 +323,16 @@ func (r *runner) run(t task) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// runTask runs t with r; a panic of t (user code it calls: a model, an
+// output validator, a hook) ends it with a taskPanic for the actor, which
+// fails the run, rather than crashing the process.
+func runTask(t task, r *runner) (msg carried) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg = &taskPanic{value: p, stack: debug.Stack()}
+		}
+	}()
+	return t(r)
 }

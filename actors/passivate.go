@@ -108,9 +108,16 @@ func (a *sessionActor) passivate(c actor.Context) {
 
 // redeliver hands msg, which reached the actor after it passivated, back
 // to the host: a command goes to the session's next actor; anything else
-// concerns nothing under way and is dropped.
+// concerns nothing under way and is dropped. A broken actor's commands
+// are refused instead (unavailable: the caller's retry rebuilds the
+// actor), so that a panic that comes back in every actor does not pass
+// them from one to the next for good.
 func (a *sessionActor) redeliver(msg any) {
 	if cmd, ok := msg.(*command); ok {
+		if a.broken {
+			cmd.answer(CommandReply{Error: commandError(cmd.verb, a.id, ErrUnavailable, "the session's actor stopped after a panic; retry")})
+			return
+		}
 		if err := a.h.sendCommand(a.id, cmd, false); err != nil {
 			cmd.answer(CommandReply{Error: commandError(cmd.verb, a.id, ErrUnavailable, "%v", err)})
 		}

@@ -29,7 +29,9 @@ func newRecord(t events.Type, session, run, call string, data any) record {
 	if err != nil {
 		// Data structs of the catalogue always encode, and t's struct is
 		// the one each caller passes; a failure here is a programming
-		// error.
+		// error (or a value of the user's whose encoding failed). Records
+		// are built in the session actor, whose recovery fails the run
+		// with FailPanic (see settlePanic): the run ends, it does not hang.
 		panic("actors: encode " + string(t) + ": " + err.Error())
 	}
 	// Time and SchemaVersion are set here, not left to the store, so that

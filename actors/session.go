@@ -58,6 +58,9 @@ type sessionActor struct {
 	// reported yet; passivated: the actor stopped itself (see passivate).
 	exits      int
 	passivated bool
+	// broken: the actor stopped after a panic it could not settle (see
+	// settlePanic); the commands left in its mailbox are refused.
+	broken bool
 	// The idle timer (see passivate.go): when the actor last handled a
 	// message, and whether the timer is running.
 	lastActive time.Time
@@ -97,6 +100,7 @@ func (a *sessionActor) ref() sessionRef { return sessionRef{pid: a.self, box: a.
 
 // Receive implements actor.Actor.
 func (a *sessionActor) Receive(c actor.Context) {
+	defer a.settlePanic(c) // first: it sees the other deferred calls' panics too
 	a.touch(c.Message())
 	defer a.armIdle(c.Self())
 	defer a.flushHeld()
@@ -178,6 +182,8 @@ func (a *sessionActor) Receive(c actor.Context) {
 		a.onBatchFinished(c, m)
 	case *handlerDone:
 		a.onHandlerDone(c, m)
+	case *taskPanic:
+		a.panicked(c, "session task", m.value, m.stack)
 	case *idleCheck:
 		a.onIdleCheck(c)
 	case *actor.Stopping:
@@ -185,7 +191,7 @@ func (a *sessionActor) Receive(c actor.Context) {
 		defer a.store.release()
 		a.stopIdle()
 		a.refuseHeld()
-		a.endRun(errors.New("session stopped"))
+		a.endRun(errSessionStopped)
 	}
 }
 
