@@ -399,7 +399,8 @@
 //     holds the lease. It renews every lease it holds every TTL/3 while
 //     the session's actor lives in the node (waiting sessions included),
 //     and releases them (delete at its revision) when the host closes
-//     cleanly.
+//     cleanly. A host closing while its connection is down does not wait
+//     to release them: they expire by their TTL.
 //   - Commands are served in queue group weft-cmd: each reaches one node.
 //     A node that does not hold the lease of a session leased by another
 //     forwards the command, unchanged, as a request to

@@ -50,10 +50,14 @@ func (h *Host) renewLoop(o *ownership) {
 		case <-t.C:
 		}
 		for _, id := range l.Held() {
-			ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
+			// Bound by the host's life: Close does not wait out a renewal
+			// in flight on a connection that cannot answer.
+			ctx, cancel := context.WithTimeout(h.life, leaseTimeout)
 			ok, err := l.Renew(ctx, id)
 			cancel()
 			switch {
+			case h.life.Err() != nil:
+				return // closing: the leases are released or left to expire
 			case err != nil:
 				h.log.Warn("renew lease", "session", id, "err", err)
 			case !ok:
@@ -206,7 +210,17 @@ func (h *Host) standDown(id string, pid *actor.PID) {
 }
 
 // stopOwnership ends the renewal loop; with release, it then releases
-// every lease this node holds (a clean stop).
+// every lease this node holds (a clean stop), so another node may take
+// their sessions at once.
+//
+// A release is a round trip through NATS, which a connection that is
+// closed or not connected (its server gone, reconnecting) cannot make: a
+// request on it would wait out its whole timeout. The releases are tried
+// only while the connection is connected, and share one deadline,
+// releaseTimeout; a lease left unreleased (the connection down, or the
+// deadline passed) expires TTL after its last renewal, as the lease of a
+// node that died does (see "Ownership" in the package doc), and its
+// session is taken over then.
 func (h *Host) stopOwnership(release bool) {
 	if h.own == nil {
 		return
@@ -217,11 +231,20 @@ func (h *Host) stopOwnership(release bool) {
 		return
 	}
 	l := h.cfg.Leases
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
 	for _, id := range l.Held() {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
+		if !h.cfg.Conn.IsConnected() || ctx.Err() != nil {
+			h.log.Warn("lease left to expire", "session", id, "ttl", l.TTL())
+			l.Forget(id)
+			continue
+		}
 		if err := l.Release(ctx, id); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			h.log.Warn("release lease", "session", id, "err", err)
 		}
-		cancel()
 	}
 }
+
+// releaseTimeout bounds the release of all the leases a closing host
+// holds (stopOwnership).
+const releaseTimeout = 2 * time.Second

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,8 +59,13 @@ var ErrGuardRefused = errors.New("bus: refused by the JetStream API guard")
 
 // JSGuard is a running API guard (ServeJSGuard).
 type JSGuard struct {
+	nc       *nats.Conn
 	sub      *nats.Subscription
 	inflight sync.WaitGroup
+	// life bounds the forwarded requests in flight (the guard's own
+	// lifetime): Close ends it when their answers cannot arrive.
+	life context.Context
+	end  context.CancelFunc
 }
 
 // guardTimeout bounds a forwarded request's wait for the JetStream API.
@@ -77,7 +83,8 @@ const JSGuardQueue = "weft-jsguard"
 // create consumers (their requests go unanswered): the guard fails
 // closed. Close stops it.
 func ServeJSGuard(nc *nats.Conn, l Layout) (*JSGuard, error) {
-	g := &JSGuard{}
+	g := &JSGuard{nc: nc}
+	g.life, g.end = context.WithCancel(context.Background())
 	sub, err := nc.QueueSubscribe(guardPrefix+">", JSGuardQueue, func(m *nats.Msg) {
 		api, body, err := l.guardDecide(m.Subject, m.Data)
 		if err != nil {
@@ -94,7 +101,9 @@ func ServeJSGuard(nc *nats.Conn, l Layout) (*JSGuard, error) {
 		g.inflight.Add(1)
 		go func() {
 			defer g.inflight.Done()
-			ans, err := nc.Request(api, body, guardTimeout)
+			ctx, cancel := context.WithTimeout(g.life, guardTimeout)
+			defer cancel()
+			ans, err := nc.RequestWithContext(ctx, api, body)
 			if err == nil && m.Reply != "" {
 				_ = m.Respond(ans.Data)
 			}
@@ -111,10 +120,18 @@ func ServeJSGuard(nc *nats.Conn, l Layout) (*JSGuard, error) {
 	return g, nil
 }
 
-// Close stops the guard and waits for the requests it is forwarding.
+// Close stops the guard and waits for the requests it is forwarding to be
+// answered and relayed, unless the connection is closed or not connected
+// (its server gone, or reconnecting): no answer can then arrive, and Close
+// abandons them at once rather than wait out guardTimeout; their
+// requesters time out and retry.
 func (g *JSGuard) Close() error {
 	err := g.sub.Unsubscribe()
+	if !g.nc.IsConnected() {
+		g.end()
+	}
 	g.inflight.Wait()
+	g.end()
 	return err
 }
 
