@@ -338,18 +338,41 @@ var ErrSessionDamaged = actors.ErrSessionDamaged
 // the sessions it restarted; waiting runs need no recovery. A damaged
 // session does not stop it: it logs it (Config.Logger), carries the others
 // on and returns their ids with an error matching ErrSessionDamaged.
+//
+// It reads the whole log once. With agent tools registered, the same read
+// feeds the delivery of the ends of sub-runs a dead process left
+// undelivered and the cancelling of orphans (past damaged sessions too:
+// they leave the others' sub-runs alone).
 func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
-	ids, err := rt.host.Recover(ctx)
+	return rt.RecoverWith(ctx, nil)
+}
+
+// RecoverWith is Recover, and it shows visit (when not nil) every event of
+// its one read of the whole log, in log order, before it carries any
+// session on: a caller that needs the whole log at start-up (a count of
+// the waiting sessions, say) folds it from there instead of reading the
+// log again. visit sees only the events the store decodes as events
+// (poison is logged, not shown); it runs on the caller's goroutine and
+// must not block. See actors.Host.RecoverWith.
+func (rt *Runtime) RecoverWith(ctx context.Context, visit func(events.Event)) ([]string, error) {
+	var scan *subrunScan
+	if rt.sub.Load() != nil {
+		// Agent tools are registered (NewAgent comes first).
+		scan = newSubrunScan(rt.host.Logger())
+	}
+	ids, err := rt.host.RecoverWith(ctx, func(ev events.Event) {
+		if scan != nil {
+			scan.observe(ev)
+		}
+		if visit != nil {
+			visit(ev)
+		}
+	})
 	if err != nil && !errors.Is(err, ErrSessionDamaged) {
 		return ids, err
 	}
-	if sub := rt.sub.Load(); sub != nil {
-		// Agent tools are registered: deliver the ends of sub-runs a
-		// dead process left undelivered, cancel orphans (past damaged
-		// sessions too: they leave the others' sub-runs alone).
-		if serr := sub.recoverScan(ctx); serr != nil {
-			err = errors.Join(err, fmt.Errorf("weft: recover sub-runs: %w", serr))
-		}
+	if scan != nil {
+		rt.sub.Load().recoverScan(ctx, scan)
 	}
 	return ids, err
 }

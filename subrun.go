@@ -232,34 +232,11 @@ func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (i
 
 // recoverScan delivers what a dead process left undelivered: it settles
 // every parent whose children have all ended and cancels the children of
-// ended parents (orphans). It reads the whole log, so Recover runs it only
-// when the runtime has agent tools.
-func (s *subruns) recoverScan(ctx context.Context) error {
-	type runKey struct{ session, run string }
-	ended := map[runKey]bool{}
-	children := map[runKey]actors.ParentRef{}
-	for ev, err := range s.rt.store.ReadAll(ctx, 0) {
-		if err != nil {
-			var poison *events.PoisonError
-			if errors.As(err, &poison) {
-				continue
-			}
-			return err
-		}
-		switch ev.Type {
-		case events.TypeRunStarted:
-			d, err := events.DecodeAs[events.RunStarted](ev)
-			if err != nil {
-				s.rt.host.Logger().Warn("recover sub-runs: a run start does not decode", "session", ev.SessionID, "run", ev.RunID, "err", err)
-				continue
-			}
-			if d.ParentSessionID != "" {
-				children[runKey{ev.SessionID, ev.RunID}] = actors.ParentRef{SessionID: d.ParentSessionID, RunID: d.ParentRunID, ToolCallID: d.ParentToolCallID, Depth: d.Depth}
-			}
-		case events.TypeRunCompleted, events.TypeRunFailed, events.TypeRunCancelled:
-			ended[runKey{ev.SessionID, ev.RunID}] = true
-		}
-	}
+// ended parents (orphans). It acts on what sc folded from Recover's read
+// of the whole log, so Recover folds it only when the runtime has agent
+// tools.
+func (s *subruns) recoverScan(ctx context.Context, sc *subrunScan) {
+	ended, children := sc.ended, sc.children
 	parents := map[runKey]bool{}
 	for child, p := range children {
 		pk := runKey{p.SessionID, p.RunID}
@@ -273,5 +250,4 @@ func (s *subruns) recoverScan(ctx context.Context) error {
 	for pk := range parents {
 		s.settleParent(ctx, pk.session, pk.run)
 	}
-	return nil
 }

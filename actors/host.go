@@ -555,6 +555,20 @@ func (h *Host) ReadSession(ctx context.Context, id string) (*SessionState, error
 // WatchLeases then takes over the running sessions of nodes that die,
 // reading only their streams.
 func (h *Host) Recover(ctx context.Context) ([]string, error) {
+	return h.RecoverWith(ctx, nil)
+}
+
+// RecoverWith is Recover, and it shows visit (when not nil) every event
+// its read of the whole log yields, in log order, whatever its stream:
+// the other start-up steps that need the whole log (sub-run recovery,
+// the count of waiting sessions) fold it from this one read instead of
+// reading it again. visit sees the log as it was before any session is
+// carried on, and only the events the store could decode as events:
+// poison (*events.PoisonError) is logged here and not shown, as those
+// steps skip it. visit runs on the caller's goroutine and must not call
+// the host. A visitor, not a summary of the scan, keeps this package
+// ignorant of what the packages above it fold.
+func (h *Host) RecoverWith(ctx context.Context, visit func(events.Event)) ([]string, error) {
 	running := map[string]bool{}
 	var handlers handlerScan // sessions whose error handlers are due
 	poisoned := map[string]error{}
@@ -570,6 +584,9 @@ func (h *Host) Recover(ctx context.Context) ([]string, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("recover: %w", err)
+		}
+		if visit != nil {
+			visit(ev)
 		}
 		if ev.SessionID == "" || ev.Stream != events.SessionStream(ev.SessionID) {
 			continue

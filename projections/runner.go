@@ -148,6 +148,17 @@ func (r *Runner) consume(pr *Progress, seq iter.Seq2[events.Event, error], op st
 	return nil
 }
 
+// Apply folds ev, one event of a read of the log made elsewhere (a
+// start-up read of the whole log that feeds several consumers, such as
+// weft's Runtime.RecoverWith), into the projections as CatchUp folds each
+// event it reads: an event that does not decode, or that a projection
+// refuses, is quarantined, not returned. Feed it the events in log order.
+// It reports no progress.
+func (r *Runner) Apply(ev events.Event) {
+	var pr Progress
+	r.apply(&pr, ev)
+}
+
 // apply decodes ev and applies it to every projection that has not seen
 // it. An event that does not decode is quarantined for all of them; one a
 // projection refuses, for that projection (the others apply it).

@@ -47,6 +47,10 @@ type nodeConfig struct {
 	// agentsFile declares agents the node hosts besides the demo agent
 	// (weft serve --agents FILE; see package agentspec).
 	agentsFile string
+	// store, when set, is the event log in place of the embedded
+	// server's JetStream, on a node that listens on no port: the tests
+	// count what start-up reads of it.
+	store events.Store
 }
 
 // remoteToolsWait bounds how long a node with remote tools waits for a
@@ -155,7 +159,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 		}
 		if cfg.listen == "" {
 			// No port: the runtime embeds the server, connected in-process.
-			if n.rt, err = weft.Start(ctx, cfg.observed(weft.Config{DataDir: n.dataDir})); err != nil {
+			if n.rt, err = weft.Start(ctx, cfg.observed(weft.Config{DataDir: n.dataDir, Store: cfg.store})); err != nil {
 				return nil, fmt.Errorf("start a node on %s: %w", n.dataDir, err)
 			}
 			break
@@ -229,7 +233,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 			return nil, err
 		}
 	}
-	n.recovered, err = n.rt.Recover(ctx)
+	// The HITL queue folds from Recover's read of the whole log: start-up
+	// reads the log once.
+	q := projections.NewQueue()
+	hitl := projections.NewRunner(n.rt.Store(), []projections.Projection{q})
+	n.recovered, err = n.rt.RecoverWith(ctx, hitl.Apply)
 	var damaged *actors.DamagedError
 	if errors.As(err, &damaged) {
 		n.damaged, err = damaged.Sessions, nil // reported, not fatal
@@ -237,27 +245,21 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
-	if n.waiting, err = waitingSessions(ctx, n.rt.Store()); err != nil {
-		return nil, fmt.Errorf("recover: %w", err)
-	}
+	n.waiting = waitingSessions(q)
 	return n, nil
 }
 
-// waitingSessions returns the sessions whose runs wait for a decision
-// (the HITL queue of the log): they need no recovery, a decision resumes
-// them. It reads the whole log once.
-func waitingSessions(ctx context.Context, store events.Store) ([]string, error) {
-	q := projections.NewQueue()
-	if _, err := projections.NewRunner(store, []projections.Projection{q}).CatchUp(ctx); err != nil {
-		return nil, fmt.Errorf("read the HITL queue: %w", err)
-	}
+// waitingSessions returns the sessions whose runs wait for a decision in
+// q, the HITL queue of the log as Recover read it (before it carried any
+// session on): they need no recovery, a decision resumes them.
+func waitingSessions(q *projections.Queue) []string {
 	ids := []string{}
 	for _, it := range q.Items() {
 		if !slices.Contains(ids, it.SessionID) {
 			ids = append(ids, it.SessionID)
 		}
 	}
-	return ids, nil
+	return ids
 }
 
 // checkListen refuses a listen address other machines can reach when the
