@@ -111,11 +111,11 @@ func AgentTool(agent *Agent, opts ...AgentToolOption) (toolsets.Tool, error) {
 	}
 	at := &agentTool{agent: agent, cfg: c}
 	t, err := toolsets.NewContextFunc(c.name, at.call, toolsets.WithDescription(c.description), toolsets.WithConcurrentSafe(true),
-		toolsets.WithMaxRetries(0), toolsets.WithMetadata(map[string]any{"weft.agent_tool": agent.Name()}))
+		toolsets.WithMaxRetries(0), toolsets.WithMetadata(map[string]any{metaAgentTool: agent.Name()}))
 	if err != nil {
 		return nil, fmt.Errorf("weft: agent tool: %w", err)
 	}
-	agent.rt.subs().addTool(c.name)
+	agent.rt.subs() // hears the ends of sub-runs from now on
 	return t, nil
 }
 

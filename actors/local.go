@@ -129,3 +129,20 @@ func (h *Host) executeLocal(req ToolRequest, deliver func(ToolReport)) {
 	}
 	ExecuteCall(ctx, reg, req, meta, report)
 }
+
+// RunRegistry returns the registry the local calls of run of session
+// execute through in this process — that of the run's current step, which
+// resolves the names the model called — and whether this process has one
+// for the run (it has while the run's local calls can execute here). A
+// tool that must know what the other calls of its batch are (weft's agent
+// tools, for their fan-out limit) looks their names up in it.
+func (h *Host) RunRegistry(session, run string) (*toolsets.Registry, bool) {
+	v, ok := h.runs.Load(runKey(session, run))
+	if !ok {
+		return nil, false
+	}
+	e := v.(*runEntry)
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.reg, e.reg != nil
+}
