@@ -14,22 +14,27 @@ import (
 // cancellation errs on the side of applying.
 
 // metaAgentTool is the definition metadata that marks an agent tool
-// (AgentTool); its value is the agent's name. The wrappers that rename a
-// tool keep its metadata.
+// (AgentTool); its value is the agent's name.
 const metaAgentTool = "weft.agent_tool"
 
 // isAgentTool reports whether name resolves to an agent tool in reg, the
-// registry of the parent's current step. Without a registry (the run's
-// calls do not execute in this process) every name counts as one.
+// registry of the parent's current step: a tool that is an agent tool
+// beneath its wrappers (toolsets.Find), or whose definition carries the
+// mark (a wrapper that re-describes a tool may drop the mark, never what
+// the tool is). Without a registry (the run's calls do not execute in
+// this process) every name counts as one.
 func isAgentTool(reg *toolsets.Registry, name string) bool {
 	if reg == nil {
 		return true
 	}
-	def, ok := reg.Lookup(name)
+	t, ok := reg.Tool(name)
 	if !ok {
 		return false
 	}
-	_, marked := def.Metadata[metaAgentTool]
+	if _, is := toolsets.Find[*agentTool](t); is {
+		return true
+	}
+	_, marked := t.Definition().Metadata[metaAgentTool]
 	return marked
 }
 

@@ -10,9 +10,9 @@ import (
 )
 
 // TestIsAgentToolThroughRenames: a name resolves to an agent tool by the
-// tool it names, under the wrappers that rename it; a plain tool, an
-// unknown name, and (without a registry) any name are decided as the
-// doc comment says.
+// tool it names, under the wrappers that rename it or drop its mark; a
+// plain tool, an unknown name, and (without a registry) any name are
+// decided as the doc comment says.
 func TestIsAgentToolThroughRenames(t *testing.T) {
 	type noArgs struct{}
 	mark := toolsets.WithMetadata(map[string]any{metaAgentTool: "helper"})
@@ -24,11 +24,24 @@ func TestIsAgentToolThroughRenames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := toolsets.New("agents", []toolsets.Tool{at, plain})
+	unmarked, err := toolsets.NewContextFunc("worker", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) { return nil, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrapped, err := toolsets.Wrap(ts).Renamed(map[string]string{"helper": "assistant"}).Prefixed("team").Toolset()
+	ts, err := toolsets.New("agents", []toolsets.Tool{at, plain, &agentTool{Tool: unmarked}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unmark := func(_ context.Context, _ *toolsets.ToolsetContext, defs []toolsets.Definition) ([]toolsets.Definition, error) {
+		for i := range defs {
+			if defs[i].Name == "worker" {
+				defs[i].Metadata = nil
+				defs[i].Description = "does work"
+			}
+		}
+		return defs, nil
+	}
+	wrapped, err := toolsets.Wrap(ts).Prepared(unmark).Renamed(map[string]string{"helper": "assistant", "worker": "aide"}).Prefixed("team").Toolset()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +49,7 @@ func TestIsAgentToolThroughRenames(t *testing.T) {
 	if err := reg.AddToolset(t.Context(), wrapped); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]bool{"team_assistant": true, "team_lookup": false, "helper": false, "nothing": false} {
+	for name, want := range map[string]bool{"team_assistant": true, "team_aide": true, "team_lookup": false, "helper": false, "nothing": false} {
 		if got := isAgentTool(reg, name); got != want {
 			t.Errorf("isAgentTool(%q) = %v; want %v", name, got, want)
 		}
