@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/events"
@@ -191,10 +192,17 @@ func (s *subruns) cancelChild(ctx context.Context, session, run, reason string) 
 // agent tools in the current response of the parent run. A call is one of
 // an agent tool by what the name it was called by resolves to in the
 // parent's registry (isAgentTool), so a renamed agent tool counts too.
-// The parent's batch is read from its session: the call does not carry
-// the other calls of its response.
+// The calls of the response are those the tool host dispatched the call
+// with; a call it did not (a program's call, in code mode) reads them
+// from the parent's session.
 func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (int, error) {
-	st, err := s.rt.host.ReadSession(ctx, session)
+	host := s.rt.host
+	reg, _ := host.RunRegistry(session, run)
+	agent := func(name string) bool { return isAgentTool(reg, name) }
+	if batch, ok := host.RunBatch(session, run); ok && slices.ContainsFunc(batch, func(c actors.BatchCall) bool { return c.ID == call }) {
+		return fanOutPosition(batch, call, agent), nil
+	}
+	st, err := host.ReadSession(ctx, session)
 	if err != nil {
 		return 0, fmt.Errorf("read the parent session: %w", err)
 	}
@@ -202,8 +210,11 @@ func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (i
 	if r == nil {
 		return 1, nil
 	}
-	reg, _ := s.rt.host.RunRegistry(session, run)
-	return fanOutPosition(r.Batch, call, func(name string) bool { return isAgentTool(reg, name) }), nil
+	batch := make([]actors.BatchCall, len(r.Batch))
+	for i, c := range r.Batch {
+		batch[i] = actors.BatchCall{ID: c.ID, Tool: c.Tool}
+	}
+	return fanOutPosition(batch, call, agent), nil
 }
 
 // recoverScan delivers what a dead process left undelivered: it settles

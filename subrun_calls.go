@@ -41,7 +41,7 @@ func isAgentTool(reg *toolsets.Registry, name string) bool {
 // fanOutPosition returns the position (from 1) of call among the calls of
 // batch that agent reports as calls of agent tools, in model order; a call
 // not in batch comes after them all.
-func fanOutPosition(batch []*actors.CallState, call string, agent func(tool string) bool) int {
+func fanOutPosition(batch []actors.BatchCall, call string, agent func(tool string) bool) int {
 	n := 0
 	for _, c := range batch {
 		if agent(c.Tool) {

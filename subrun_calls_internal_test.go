@@ -3,9 +3,12 @@ package weft
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/weft-run/weft/actors"
+	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -62,7 +65,7 @@ func TestIsAgentToolThroughRenames(t *testing.T) {
 // TestFanOutPosition: calls count in model order, only those of agent
 // tools; a call not in the batch comes last.
 func TestFanOutPosition(t *testing.T) {
-	batch := []*actors.CallState{{ID: "c1", Tool: "a"}, {ID: "c2", Tool: "x"}, {ID: "c3", Tool: "b"}, {ID: "c4", Tool: "a"}}
+	batch := []actors.BatchCall{{ID: "c1", Tool: "a"}, {ID: "c2", Tool: "x"}, {ID: "c3", Tool: "b"}, {ID: "c4", Tool: "a"}}
 	agent := func(tool string) bool { return tool != "x" }
 	for call, want := range map[string]int{"c1": 1, "c2": 1, "c3": 2, "c4": 3, "c9": 4} {
 		if got := fanOutPosition(batch, call, agent); got != want {
@@ -86,5 +89,60 @@ func TestMayHaveChild(t *testing.T) {
 	}}
 	if got, want := mayHaveChild(r), []string{"inflight", "cancelled", "waits-child"}; !slices.Equal(got, want) {
 		t.Errorf("mayHaveChild = %v; want %v", got, want)
+	}
+}
+
+// TestRunBatchWhileCallsRun: while a call of a response runs, the tool
+// host knows the response's calls in model order and its registry, so a
+// fan-out count needs no read of the parent's session.
+func TestRunBatchWhileCallsRun(t *testing.T) {
+	rt, err := Start(t.Context(), Config{Store: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	type noArgs struct{}
+	var mu sync.Mutex
+	var seen []actors.BatchCall
+	var reg *toolsets.Registry
+	probe, err := toolsets.NewContextFunc("probe", func(_ context.Context, tc *toolsets.ToolContext, _ noArgs) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen, _ = rt.host.RunBatch(tc.SessionID, tc.RunID)
+		reg, _ = rt.host.RunRegistry(tc.SessionID, tc.RunID)
+		return "ok", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := toolsets.NewContextFunc("other", func(context.Context, *toolsets.ToolContext, noArgs) (any, error) { return "ok", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		if len(req.Messages[len(req.Messages)-1].ToolReturns()) > 0 {
+			return &llm.Response{Text: "done"}, nil
+		}
+		return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "a", Name: "other", Arguments: []byte(`{}`)}, {ID: "b", Name: "probe", Arguments: []byte(`{}`)}}}, nil
+	})
+	a, err := rt.NewAgent("prober", AgentConfig{Model: model, Tools: []toolsets.Tool{other, probe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := a.NewSession()
+	res, err := sess.Run(t.Context(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = sess.Settle(t.Context(), res.RunID); err != nil || res.Status != StatusCompleted {
+		t.Fatalf("run %+v, %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []actors.BatchCall{{ID: "a", Tool: "other"}, {ID: "b", Tool: "probe"}}; !slices.Equal(seen, want) {
+		t.Errorf("RunBatch = %v; want %v", seen, want)
+	}
+	if _, ok := reg.Lookup("probe"); !ok {
+		t.Error("RunRegistry does not resolve the run's tools")
 	}
 }
