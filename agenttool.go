@@ -96,6 +96,9 @@ type agentToolArgs struct {
 // Calls of one response run in parallel. Cancelling the parent cancels
 // its children; Recover cancels children whose parent has ended. Depth
 // and fan-out beyond the limits refuse the call with a *SubrunLimitError.
+// The limits and the cancellation hold under any name the toolset
+// wrappers (toolsets.Prefixed, toolsets.Renamed, …) offer the tool by:
+// the runtime knows an agent tool by what it is, not by its name.
 // agent must be registered on the runtime the calling agent runs on.
 func AgentTool(agent *Agent, opts ...AgentToolOption) (toolsets.Tool, error) {
 	if agent == nil {
@@ -111,15 +114,20 @@ func AgentTool(agent *Agent, opts ...AgentToolOption) (toolsets.Tool, error) {
 	}
 	at := &agentTool{agent: agent, cfg: c}
 	t, err := toolsets.NewContextFunc(c.name, at.call, toolsets.WithDescription(c.description), toolsets.WithConcurrentSafe(true),
-		toolsets.WithMaxRetries(0), toolsets.WithMetadata(map[string]any{"weft.agent_tool": agent.Name()}))
+		toolsets.WithMaxRetries(0), toolsets.WithMetadata(map[string]any{metaAgentTool: agent.Name()}))
 	if err != nil {
 		return nil, fmt.Errorf("weft: agent tool: %w", err)
 	}
-	agent.rt.subs().addTool(c.name)
-	return t, nil
+	at.Tool = t
+	agent.rt.subs() // hears the ends of sub-runs from now on
+	return at, nil
 }
 
+// agentTool is the tool AgentTool returns: the function tool that calls
+// the agent, embedded so that the runtime knows an agent tool by what it
+// is (toolsets.Find) under any name the toolset wrappers give it.
 type agentTool struct {
+	toolsets.Tool
 	agent *Agent
 	cfg   agentToolConfig
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/events"
@@ -18,32 +18,17 @@ import (
 // deliver). Nothing waits in memory for a child.
 type subruns struct {
 	rt *Runtime
-
-	mu    sync.Mutex
-	tools map[string]bool // the names of agent tools registered on the runtime
 }
 
 // subs returns the runtime's sub-run deliverer, listening from the first
 // call on.
 func (rt *Runtime) subs() *subruns {
 	rt.subOnce.Do(func() {
-		s := &subruns{rt: rt, tools: map[string]bool{}}
+		s := &subruns{rt: rt}
 		rt.host.OnSettled(s.settled)
 		rt.sub.Store(s)
 	})
 	return rt.sub.Load()
-}
-
-func (s *subruns) addTool(name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tools[name] = true
-}
-
-func (s *subruns) isTool(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tools[name]
 }
 
 // settled hears every outcome the host tells: it must not block.
@@ -189,13 +174,9 @@ func (s *subruns) cancelChildren(ctx context.Context, session, run, status strin
 	if r == nil {
 		return
 	}
-	// The children's ids derive from the calls (childIDs); a cancelled
-	// call's return no longer names its child.
-	for _, c := range r.Batch {
-		if s.isTool(c.Tool) {
-			child, childRun := childIDs(session, run, c.ID)
-			s.cancelChild(ctx, child, childRun, "the parent run was "+status)
-		}
+	for _, call := range mayHaveChild(r) {
+		child, childRun := childIDs(session, run, call)
+		s.cancelChild(ctx, child, childRun, "the parent run was "+status)
 	}
 }
 
@@ -208,9 +189,20 @@ func (s *subruns) cancelChild(ctx context.Context, session, run, reason string) 
 }
 
 // fanOutIndex returns the position (from 1) of call among the calls of
-// agent tools in the current response of the parent run.
+// agent tools in the current response of the parent run. A call is one of
+// an agent tool by what the name it was called by resolves to in the
+// parent's registry (isAgentTool), so a renamed agent tool counts too.
+// The calls of the response are those the tool host dispatched the call
+// with; a call it did not (a program's call, in code mode) reads them
+// from the parent's session.
 func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (int, error) {
-	st, err := s.rt.host.ReadSession(ctx, session)
+	host := s.rt.host
+	reg, _ := host.RunRegistry(session, run)
+	agent := func(name string) bool { return isAgentTool(reg, name) }
+	if batch, ok := host.RunBatch(session, run); ok && slices.ContainsFunc(batch, func(c actors.BatchCall) bool { return c.ID == call }) {
+		return fanOutPosition(batch, call, agent), nil
+	}
+	st, err := host.ReadSession(ctx, session)
 	if err != nil {
 		return 0, fmt.Errorf("read the parent session: %w", err)
 	}
@@ -218,16 +210,11 @@ func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (i
 	if r == nil {
 		return 1, nil
 	}
-	n := 0
-	for _, c := range r.Batch {
-		if s.isTool(c.Tool) {
-			n++
-		}
-		if c.ID == call {
-			return n, nil
-		}
+	batch := make([]actors.BatchCall, len(r.Batch))
+	for i, c := range r.Batch {
+		batch[i] = actors.BatchCall{ID: c.ID, Tool: c.Tool}
 	}
-	return n + 1, nil
+	return fanOutPosition(batch, call, agent), nil
 }
 
 // recoverScan delivers what a dead process left undelivered: it settles

@@ -151,6 +151,7 @@ type Host struct {
 type runEntry struct {
 	mu     sync.RWMutex
 	reg    *toolsets.Registry
+	batch  []BatchCall     // the calls of the batch last dispatched, in model order
 	meta   map[string]any  // the run's metadata, read-only
 	ctx    context.Context // the run's lifetime, owned by the session actor
 	cancel context.CancelCauseFunc

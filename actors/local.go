@@ -129,3 +129,55 @@ func (h *Host) executeLocal(req ToolRequest, deliver func(ToolReport)) {
 	}
 	ExecuteCall(ctx, reg, req, meta, report)
 }
+
+// BatchCall is one call of a run's current response: its id and the name
+// the model (or a program) called its tool by.
+type BatchCall struct{ ID, Tool string }
+
+// batchCalls is what the tool host keeps of batch for RunBatch.
+func batchCalls(batch []*CallState) []BatchCall {
+	out := make([]BatchCall, len(batch))
+	for i, c := range batch {
+		out[i] = BatchCall{ID: c.ID, Tool: c.Tool}
+	}
+	return out
+}
+
+// RunRegistry returns the registry the local calls of run of session
+// execute through in this process — that of the run's current step, which
+// resolves the names the model called — and whether this process has one
+// for the run (it has while the run's local calls can execute here). A
+// tool that must know what the other calls of its batch are (weft's agent
+// tools, for their fan-out limit) looks their names up in it.
+func (h *Host) RunRegistry(session, run string) (*toolsets.Registry, bool) {
+	e, ok := h.runEntry(session, run)
+	if !ok {
+		return nil, false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.reg, e.reg != nil
+}
+
+// RunBatch returns the calls of the current response of run of session,
+// in model order, as they were when this process last dispatched the
+// run's calls (nil when it has dispatched none): a call running here is in
+// the batch that dispatched it. A call of a program (code mode) may run
+// without being in it; the run's session has every call.
+func (h *Host) RunBatch(session, run string) ([]BatchCall, bool) {
+	e, ok := h.runEntry(session, run)
+	if !ok {
+		return nil, false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.batch, e.batch != nil
+}
+
+func (h *Host) runEntry(session, run string) (*runEntry, bool) {
+	v, ok := h.runs.Load(runKey(session, run))
+	if !ok {
+		return nil, false
+	}
+	return v.(*runEntry), true
+}
