@@ -80,6 +80,13 @@ func TestCloseWithConnectionDown(t *testing.T) {
 // closeBound.
 func closeWithin(t *testing.T, h *Host) {
 	t.Helper()
+	closeWithinBound(t, h, closeBound)
+}
+
+// closeWithinBound closes h and fails the test unless Close returns within
+// bound.
+func closeWithinBound(t *testing.T, h *Host, bound time.Duration) {
+	t.Helper()
 	closed := make(chan error, 1)
 	go func() { closed <- h.Close() }()
 	select {
@@ -87,7 +94,7 @@ func closeWithin(t *testing.T, h *Host) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(closeBound):
-		t.Fatalf("Close did not return within %v", closeBound)
+	case <-time.After(bound):
+		t.Fatalf("Close did not return within %v", bound)
 	}
 }

@@ -101,6 +101,11 @@ type Host struct {
 	// the waits of the goroutines that forward commands (see forward).
 	life    context.Context
 	endLife context.CancelFunc
+	// storeLife is the lifetime of the session actors' store calls (see
+	// storeCtx), which Close ends once its grace for them has passed
+	// (see stopSessions).
+	storeLife context.Context
+	endStore  context.CancelFunc
 
 	runs sync.Map // runKey → *runEntry
 	// runToolsets are toolsets attached to one run (run id →
@@ -186,6 +191,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		done:     make(chan struct{}),
 	}
 	h.life, h.endLife = context.WithCancel(context.Background())
+	h.storeLife, h.endStore = context.WithCancel(context.Background())
 	h.payload = PayloadLimits{Bus: int(cfg.Conn.MaxPayload()), Max: payloadMax(cfg), Blobs: cfg.Blobs}
 	if h.payload.Blobs == nil {
 		h.payload.Blobs, _ = cfg.Store.(events.BlobStore)
@@ -670,7 +676,8 @@ func (h *Host) carryOn(ctx context.Context, id string) (bool, error) {
 
 // Close stops the host: its subscriptions, then every actor, cancelling
 // the runs' local tools (remote calls are left to the node that carries
-// the runs on). It waits for the deletes of its pooled calls still queued
+// the runs on). It stops the session actors together, ending their store
+// calls still in flight after a grace period (see stopSessions). It waits for the deletes of its pooled calls still queued
 // in the pool stream (up to 5 s each when JetStream does not answer). It
 // does not close the connection or the store.
 func (h *Host) Close() error {
@@ -690,9 +697,7 @@ func (h *Host) Close() error {
 	for _, s := range h.subs {
 		_ = s.Unsubscribe()
 	}
-	for _, p := range pids {
-		_ = h.system.Root.PoisonFuture(p).Wait()
-	}
+	h.stopSessions(pids)
 	if h.live != nil {
 		h.live.close() // the stopped actors' last copies go out first
 	}

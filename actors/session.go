@@ -92,7 +92,7 @@ type runMem struct {
 }
 
 func newSessionActor(h *Host, id, stream string, box *mailbox) *sessionActor {
-	return &sessionActor{h: h, id: id, box: box, stream: stream}
+	return &sessionActor{h: h, id: id, box: box, stream: stream, store: storeCtx{parent: h.storeLife}}
 }
 
 // ref is the actor as its host keeps it (to carry messages to it).
