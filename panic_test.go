@@ -11,6 +11,7 @@ import (
 
 	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/events"
+	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
 )
 
@@ -125,4 +126,74 @@ func (m *panicsFirst) Request(ctx context.Context, req *llm.Request) (*llm.Respo
 		panic("model client: nil transport")
 	}
 	return m.Scripted.Request(ctx, req)
+}
+
+// requestPanicsArmed is a model whose Request panics while armed.
+type requestPanicsArmed struct {
+	*llm.Scripted
+	armed atomic.Bool
+}
+
+func (m *requestPanicsArmed) Request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if m.armed.Load() {
+		panic("model client: nil transport")
+	}
+	return m.Scripted.Request(ctx, req)
+}
+
+// failureRefused is a store that refuses, while armed, every append that
+// records a run's failure.
+type failureRefused struct {
+	events.Store
+	armed atomic.Bool
+}
+
+func (s *failureRefused) Append(ctx context.Context, stream string, exp events.ExpectedVersion, evs ...events.Event) (events.AppendResult, error) {
+	if s.armed.Load() {
+		for _, ev := range evs {
+			if ev.Type == events.TypeRunFailed {
+				return events.AppendResult{}, errors.New("test: append refused")
+			}
+		}
+	}
+	return s.Store.Append(ctx, stream, exp, evs...)
+}
+
+// TestRunUnavailableWhenPanicUnrecorded: when a panic of the run's model
+// (long after the run's start was answered) cannot be recorded as the
+// run's failure, the session's actor stops and Run returns promptly with
+// ErrUnavailable rather than when its context ends; the log records
+// nothing of it (the run is still running there), and the session's next
+// command rebuilds the actor, which carries the run on to its end.
+func TestRunUnavailableWhenPanicUnrecorded(t *testing.T) {
+	store := &failureRefused{Store: memstore.New()}
+	rt := startOn(t, store)
+	model := &requestPanicsArmed{Scripted: llm.NewScripted(llm.ScriptText("done"))}
+	sess := newAgent(t, rt, weft.AgentConfig{Model: model}).NewSession()
+	model.armed.Store(true)
+	store.armed.Store(true)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	res, err := sess.Run(ctx, "first")
+	if !errors.Is(err, weft.ErrUnavailable) || res != nil {
+		t.Fatalf("Run = %+v, %v; want ErrUnavailable", res, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Run returned only when its context ended")
+	}
+	evs := streamEvents(t, rt, sess.ID())
+	if got := types(evs); got[0] != events.TypeRunStarted || got[len(got)-1] != events.TypeModelRequest {
+		t.Fatalf("log %v; want the run started and its model request, nothing settling it", got)
+	}
+	runID := evs[0].RunID
+
+	model.armed.Store(false)
+	store.armed.Store(false)
+	if _, err := sess.Run(ctx, "again"); !errors.Is(err, weft.ErrSessionBusy) {
+		t.Fatalf("Run while the first run goes on: %v, want busy", err)
+	}
+	res, err = sess.Wait(ctx, runID)
+	if err != nil || res.Status != weft.StatusCompleted || res.Output != "done" {
+		t.Fatalf("Wait = %+v, %v; want the first run completed by the session's next actor", res, err)
+	}
 }

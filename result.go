@@ -165,6 +165,13 @@ var (
 	ErrAlreadyDecided    = actors.ErrAlreadyDecided
 	ErrMissingDecisions  = actors.ErrMissingDecisions
 	ErrWrongDecision     = actors.ErrWrongDecision
+	// ErrUnavailable: the session's event store or lease bucket failed, or
+	// its actor stopped without recording the end of a run it drove (a
+	// panic whose failure could not be appended): Run, Resume and Wait
+	// return it rather than wait for a run nobody drives. Retry: the
+	// session's next command rebuilds its actor from the log, which
+	// carries the run on.
+	ErrUnavailable = actors.ErrUnavailable
 	// ErrClosed: the runtime was closed (Runtime.Close) while the call was
 	// made or under way.
 	ErrClosed = actors.ErrHostClosed

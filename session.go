@@ -159,7 +159,13 @@ func (s *Session) Wait(ctx context.Context, runID string) (*Result, error) {
 	}
 }
 
+// finish is the result of outcome o, a watcher's or the log's: a run
+// whose session's actor stopped without settling it (o.Lost) has none,
+// its error matches ErrUnavailable.
 func finish(o actors.Outcome) (*Result, error) {
+	if o.Lost != nil {
+		return nil, fmt.Errorf("weft: run %q: %w", o.RunID, o.Lost)
+	}
 	res := resultOf(o)
 	if res.Status == StatusFailed && res.Err != nil {
 		return res, res.Err

@@ -19,7 +19,8 @@ const settlePoll = 100 * time.Millisecond
 // only for sub-runs that are still working is waited for. The items of
 // the sub-runs that wait for a person are in Result.Subruns, each with
 // its parent chain; decide them on the child's session. When ctx ends,
-// Settle returns ctx's error and the run goes on.
+// Settle returns ctx's error and the run goes on; when the session's
+// actor stops without settling the run, ErrUnavailable.
 func (s *Session) Settle(ctx context.Context, runID string) (*Result, error) {
 	host := s.agent.rt.host
 	ch, stop := host.Watch(runID)
@@ -52,7 +53,10 @@ func (s *Session) Settle(ctx context.Context, runID string) (*Result, error) {
 			}
 		}
 		select {
-		case <-ch:
+		case o := <-ch:
+			if o.Lost != nil {
+				return finish(o) // nobody drives the run: ErrUnavailable
+			}
 		case <-tick.C:
 		case <-host.Done():
 			return nil, fmt.Errorf("weft: settle run %q: %w", runID, ErrClosed)

@@ -107,7 +107,8 @@ func (p ParentRef) fill(d *events.RunStarted) {
 }
 
 // OnSettled registers fn to hear every outcome this host tells its
-// watchers (a run waiting, or ended), on whichever node settles it. fn is
+// watchers (a run waiting, or ended), on whichever node settles it; not a
+// lost run (Outcome.Lost), which did not settle. fn is
 // called on the session actor's goroutine: it must not block (start its
 // work with Go).
 func (h *Host) OnSettled(fn func(Outcome)) {

@@ -420,6 +420,14 @@ type Outcome struct {
 	Version uint64
 	// Metadata is the run's metadata from run.started (read-only).
 	Metadata map[string]any
+	// Lost, when not nil, says that the run did not settle: the session's
+	// actor that drove it stopped without recording its end (see
+	// Host.lose). It matches ErrUnavailable; Status is empty (no status
+	// the log records), and only SessionID and RunID are set besides.
+	// Nothing of it is in the log, where the run is still running: the
+	// session's next command rebuilds its actor, which carries the run
+	// on, and the watchers hear its outcome then.
+	Lost error
 }
 
 // Outcome returns the outcome of run id as the state stands.
@@ -455,7 +463,9 @@ func cloneMessages(ms []llm.Message) []llm.Message {
 }
 
 // Watch returns a channel that receives the outcome of run id each time it
-// settles (waiting, or ended), and a function that stops the watch.
+// settles (waiting, or ended), and a function that stops the watch. It
+// also receives an Outcome with Lost set when the session's actor stops
+// without settling the run: not an outcome of the log (see Outcome.Lost).
 // Register the watch before sending the command whose outcome you want.
 func (h *Host) Watch(runID string) (<-chan Outcome, func()) {
 	ch := make(chan Outcome, 4)
@@ -511,16 +521,34 @@ func (h *Host) Drives(id string) bool {
 
 func (h *Host) notify(o Outcome) {
 	h.mu.Lock()
+	h.tellLocked(o)
+	obs := h.observers
+	h.mu.Unlock()
+	for _, fn := range obs {
+		fn(o)
+	}
+}
+
+// lose tells the watchers of run runID of session that the session's
+// actor stopped without settling it (Outcome.Lost, wrapping
+// ErrUnavailable with why): a caller waiting for the run's outcome hears
+// at once, rather than when its context ends. The observers (OnSettled)
+// are not told: the run did not settle.
+func (h *Host) lose(session, runID, why string) {
+	o := Outcome{SessionID: session, RunID: runID,
+		Lost: fmt.Errorf("%w: the actor of session %q stopped without settling run %q (%s); the session's next command carries the run on", ErrUnavailable, session, runID, why)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.tellLocked(o)
+}
+
+// tellLocked hands o to the watchers of its run; h.mu is held.
+func (h *Host) tellLocked(o Outcome) {
 	for _, ch := range h.watchers[o.RunID] {
 		select {
 		case ch <- o:
 		default: // a watcher that does not read loses intermediate outcomes
 		}
-	}
-	obs := h.observers
-	h.mu.Unlock()
-	for _, fn := range obs {
-		fn(o)
 	}
 }
 

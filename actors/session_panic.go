@@ -41,8 +41,10 @@ var errSessionStopped = errors.New("session stopped")
 // the failing panics again), the actor stops, as a passivated one does:
 // the command, and those left in its mailbox, are answered with
 // ErrUnavailable, the run's work on this node is cancelled (its remote
-// calls handed over), and the next command rebuilds the session's actor
-// from the log, which carries the run on (or fails it again).
+// calls handed over), the run's watchers hear that it was lost
+// (Outcome.Lost: nothing waits for its context to end), and the next
+// command rebuilds the session's actor from the log, which carries the run
+// on (or fails it again).
 
 // settlePanic is deferred first by Receive: it recovers a panic of the
 // message's handling and settles the session (see above).
@@ -81,7 +83,7 @@ func (a *sessionActor) panicked(c actor.Context, where string, p any, stack []by
 	if err := a.failPanicked(c, msg); err != nil {
 		a.h.log.Error(where+" panicked, and failing the run failed: stopping", "session", a.id, "run", runID, "err", err)
 		a.answerPanic(cmd, ErrUnavailable, fmt.Sprintf("%s; recording the failure failed (%v); retry", msg, err))
-		a.stopPanicked(c)
+		a.stopPanicked(c, fmt.Sprintf("%s; recording the failure failed: %v", msg, err))
 		return
 	}
 	a.answerPanic(cmd, ErrInternal, msg)
@@ -137,10 +139,16 @@ func (a *sessionActor) answerPanic(cmd *command, sentinel error, msg string) {
 }
 
 // stopPanicked stops an actor that could not settle its session after a
-// panic: the host forgets it, the commands in its mailbox go to the
-// session's next actor (as a passivated actor's do), and the run's work
-// on this node is cancelled.
-func (a *sessionActor) stopPanicked(c actor.Context) {
+// panic (why): the host forgets it, the commands in its mailbox go to the
+// session's next actor (as a passivated actor's do), the run's work on
+// this node is cancelled, and the run's watchers are told it was lost
+// (Host.lose): the command that started it was answered long ago, when the
+// panic came in the handling of anything else (a model's reply, a tool's
+// report).
+func (a *sessionActor) stopPanicked(c actor.Context, why string) {
+	if id := a.unsettledRun(); id != "" {
+		a.h.lose(a.id, id, why)
+	}
 	a.refuseHeld()
 	a.endRun(errSessionStopped)
 	a.pend, a.queued = nil, nil
@@ -152,4 +160,19 @@ func (a *sessionActor) stopPanicked(c actor.Context) {
 	h.mu.Unlock()
 	a.passivated, a.broken = true, true
 	c.Poison(c.Self())
+}
+
+// unsettledRun is the id of the run a stopping actor leaves unsettled:
+// the one it drives, or the session's active one, unless the state it
+// holds shows that run settled (its watchers heard so, or hear it from
+// the next actor); "" when none.
+func (a *sessionActor) unsettledRun() string {
+	id := a.panicRun()
+	if id == "" || a.st == nil {
+		return id
+	}
+	if r := a.st.Runs[id]; r != nil && r.Status.Settled() {
+		return ""
+	}
+	return id
 }

@@ -1,9 +1,13 @@
 package actors
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +15,7 @@ import (
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/llm"
+	"github.com/weft-run/weft/toolsets"
 )
 
 // namePanics is a model whose ModelName panics while armed: the session
@@ -130,8 +135,9 @@ func TestSessionPanicAnswersTheCommand(t *testing.T) {
 }
 
 // When the run cannot be failed after a panic (the append of run.failed
-// fails), the actor stops and the host forgets it; the session's next
-// command rebuilds its actor from the log, which carries the run on.
+// fails), the actor stops and the host forgets it, and the run's watchers
+// hear it was lost; the session's next command rebuilds its actor from
+// the log, which carries the run on.
 func TestSessionPanicUnrecordedStopsTheActor(t *testing.T) {
 	store := &appendFails{Store: memstore.New()}
 	h, model := panicHost(t, store)
@@ -163,6 +169,9 @@ func TestSessionPanicUnrecordedStopsTheActor(t *testing.T) {
 	_, err := h.Command(t.Context(), "s1", VerbStart, StartCommand{RunID: "r2", Agent: "a", Prompt: "hi"})
 	if !errors.Is(err, ErrSessionBusy) {
 		t.Fatalf("start while r1 runs: %v, want busy", err)
+	}
+	if o := waitOutcome(t, outcomes); !errors.Is(o.Lost, ErrUnavailable) {
+		t.Fatalf("first outcome of r1: %s (lost %v); want lost as its actor stopped", o.Status, o.Lost)
 	}
 	if o := waitOutcome(t, outcomes); o.Status != StatusCompleted || o.Output != "done" {
 		t.Fatalf("r1 carried on by the next actor: %s %q (%v)", o.Status, o.Output, o.Error)
@@ -249,5 +258,94 @@ func TestSessionTaskPanicFailsTheRun(t *testing.T) {
 	}
 	if o := waitOutcome(t, outcomes2); o.Status != StatusCompleted {
 		t.Fatalf("second run: %s (%v)", o.Status, o.Error)
+	}
+}
+
+// armsOnReply is a model whose Request, once called, arms its ModelName
+// panic: the next model.request the actor builds panics, in its handling
+// of the report of the tool the reply asks for, long after the run's
+// start command was answered.
+type armsOnReply struct {
+	*namePanics
+}
+
+func (m armsOnReply) Request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	resp, err := m.namePanics.Request(ctx, req)
+	m.armed.Store(true)
+	return resp, err
+}
+
+// lockedBuffer is a log sink safe for the actors' goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// When a panic in the handling of a tool's report (no command waits for
+// it: the run's start was answered long before) cannot be recorded, the
+// run's watchers hear at once that its actor stopped without settling it
+// (Outcome.Lost, matching ErrUnavailable, no status), rather than nothing;
+// nothing is invented in the log, and the session's next command rebuilds
+// the actor, which carries the run on.
+func TestSessionPanicUnrecordedTellsTheWatchers(t *testing.T) {
+	store := &appendFails{Store: memstore.New()}
+	logs := &lockedBuffer{}
+	model := &namePanics{Model: llm.NewScripted(
+		llm.ScriptToolCalls(llm.ToolCall{ID: "c1", Name: "echo", Arguments: json.RawMessage(`{"env":"x"}`)}),
+		llm.ScriptText("done"))}
+	h := newTestHost(t, HostConfig{Conn: testNATS(t)(), Store: store, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err := h.Register(&AgentSpec{Name: "a", Model: armsOnReply{model}, Tools: []toolsets.Tool{coreTool(t, "echo")}}); err != nil {
+		t.Fatal(err)
+	}
+	store.armed.Store(true)
+	outcomes, stop := h.Watch("r1")
+	defer stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := h.Command(ctx, "s1", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	var o Outcome
+	select {
+	case o = <-outcomes:
+	case <-ctx.Done():
+		t.Fatalf("the watcher heard nothing of the lost run; host log:\n%s", logs.String())
+	}
+	if o.Lost == nil || !errors.Is(o.Lost, ErrUnavailable) || o.Status != "" || o.Status.Settled() || o.RunID != "r1" || o.SessionID != "s1" {
+		t.Fatalf("outcome %q %+v, lost %v; want a lost run r1 of s1 (unavailable, no status)", o.Status, o.Error, o.Lost)
+	}
+	if l := logs.String(); !strings.Contains(l, "session actor panicked") || strings.Contains(l, "message=*actors.command") {
+		t.Fatalf("the panic did not come in the actor's handling of a message other than a command:\n%s", l)
+	}
+	evs, err := store.ReadStream(t.Context(), events.SessionStream("s1"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		switch ev.Type {
+		case events.TypeRunFailed, events.TypeRunCompleted, events.TypeRunCancelled, events.TypeRunWaiting:
+			t.Fatalf("log holds %s after the unrecorded failure; want the run left running", ev.Type)
+		}
+	}
+
+	model.armed.Store(false)
+	store.armed.Store(false)
+	if _, err := h.Command(ctx, "s1", VerbStart, StartCommand{RunID: "r2", Agent: "a", Prompt: "hi"}); !errors.Is(err, ErrSessionBusy) {
+		t.Fatalf("start while r1 runs: %v, want busy", err)
+	}
+	if o := waitOutcome(t, outcomes); o.Lost != nil || o.Status != StatusCompleted || o.Output != "done" {
+		t.Fatalf("r1 carried on by the next actor: %s %q (%v, lost %v)", o.Status, o.Output, o.Error, o.Lost)
 	}
 }
