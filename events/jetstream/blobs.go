@@ -32,6 +32,16 @@ type Blobs struct {
 // blobOpenTimeout bounds NewBlobs: opening or creating the bucket.
 const blobOpenTimeout = 5 * time.Second
 
+// blobReadTimeout bounds GetBlob of a blob of size bytes when the caller's
+// context has no deadline. Without one, nats.go's object store gives the
+// whole read of the object its JetStream context's default timeout (5 s),
+// which a blob of tens of megabytes can outlast on a busy machine, so the
+// read of an event failed with "nats: timeout". The bound here grows with
+// the size: 30 s, and 1 s more for every MiB.
+func blobReadTimeout(size int64) time.Duration {
+	return 30*time.Second + time.Duration(size>>20)*time.Second
+}
+
 // NewBlobs returns the blob store on bucket, creating the bucket (file
 // storage, replicas copies) when it does not exist. The store creates its
 // own (see New); a standalone blob store (a worker's) uses OpenBlobs.
@@ -99,6 +109,11 @@ func (b *Blobs) PutBlob(ctx context.Context, data []byte) (events.BlobRef, error
 func (b *Blobs) GetBlob(ctx context.Context, ref events.BlobRef) ([]byte, error) {
 	if err := ref.Validate(); err != nil {
 		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, blobReadTimeout(ref.Size))
+		defer cancel()
 	}
 	data, err := b.obs.GetBytes(ctx, ref.SHA256)
 	switch {
