@@ -42,7 +42,12 @@ func WithMaxDepth(n int) AgentToolOption { return func(c *agentToolConfig) { c.m
 
 // WithMaxFanOut bounds how many calls of agent tools one model response
 // of the parent may make that start sub-runs; default DefaultMaxFanOut.
-// The calls past the limit (in model order) are refused.
+// The calls past the limit (in model order) are refused. The calls a
+// program makes (code mode) are calls of the response that ran it: they
+// count with the model's own, in the order they were made, even though a
+// program's calls run one after another, each child ending before the
+// next starts. So a response starts at most the limit of sub-runs,
+// however it makes them, and a program cannot loop past the limit.
 func WithMaxFanOut(n int) AgentToolOption { return func(c *agentToolConfig) { c.maxFanOut = n } }
 
 // WithToolName names the tool (default: the agent's name).

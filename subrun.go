@@ -193,8 +193,9 @@ func (s *subruns) cancelChild(ctx context.Context, session, run, reason string) 
 // an agent tool by what the name it was called by resolves to in the
 // parent's registry (isAgentTool), so a renamed agent tool counts too.
 // The calls of the response are those the tool host dispatched the call
-// with; a call it did not (a program's call, in code mode) reads them
-// from the parent's session.
+// with (a program's calls, in code mode, are among them: each is recorded
+// in the run's batch before it is dispatched); a call the host did not
+// dispatch here reads them from the parent's session (fanOutInSession).
 func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (int, error) {
 	host := s.rt.host
 	reg, _ := host.RunRegistry(session, run)
@@ -206,15 +207,7 @@ func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (i
 	if err != nil {
 		return 0, fmt.Errorf("read the parent session: %w", err)
 	}
-	r := st.Runs[run]
-	if r == nil {
-		return 1, nil
-	}
-	batch := make([]actors.BatchCall, len(r.Batch))
-	for i, c := range r.Batch {
-		batch[i] = actors.BatchCall{ID: c.ID, Tool: c.Tool}
-	}
-	return fanOutPosition(batch, call, agent), nil
+	return fanOutInSession(st, run, call, agent)
 }
 
 // recoverScan delivers what a dead process left undelivered: it settles

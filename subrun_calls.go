@@ -1,6 +1,8 @@
 package weft
 
 import (
+	"fmt"
+
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -52,6 +54,25 @@ func fanOutPosition(batch []actors.BatchCall, call string, agent func(tool strin
 		}
 	}
 	return n + 1
+}
+
+// fanOutInSession returns the position (from 1) of call among the calls
+// of agent tools in the current response of run, read from the parent's
+// session st: the calls the model made and those its programs made (code
+// mode: recorded in the run's batch with the code call as parent), in the
+// order they were recorded. A run the session does not have cannot place
+// the call, so the call is refused with an error rather than counted
+// first: the limit fails closed.
+func fanOutInSession(st *actors.SessionState, run, call string, agent func(tool string) bool) (int, error) {
+	r := st.Runs[run]
+	if r == nil {
+		return 0, fmt.Errorf("the parent run %q is not in session %q: its fan-out cannot be counted", run, st.SessionID)
+	}
+	batch := make([]actors.BatchCall, len(r.Batch))
+	for i, c := range r.Batch {
+		batch[i] = actors.BatchCall{ID: c.ID, Tool: c.Tool}
+	}
+	return fanOutPosition(batch, call, agent), nil
 }
 
 // mayHaveChild returns the ids of the calls of run r's current batch that

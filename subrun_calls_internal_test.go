@@ -146,3 +146,27 @@ func TestRunBatchWhileCallsRun(t *testing.T) {
 		t.Error("RunRegistry does not resolve the run's tools")
 	}
 }
+
+// TestFanOutInSession: read from the parent's session, a program's calls
+// (code mode) count among the calls of agent tools of the response, after
+// those recorded before them; a call not recorded yet comes last; a run
+// the session lacks refuses the count instead of placing the call first.
+func TestFanOutInSession(t *testing.T) {
+	st := actors.NewSessionState("s")
+	st.Runs["r"] = &actors.RunState{ID: "r", Batch: []*actors.CallState{
+		{ID: "c1", Tool: "helper"},
+		{ID: "c2", Tool: "run_code"},
+		{ID: "c2.1", Tool: "helper", Parent: "c2"},
+		{ID: "c2.2", Tool: "lookup", Parent: "c2"},
+		{ID: "c2.3", Tool: "helper", Parent: "c2"},
+	}}
+	agent := func(tool string) bool { return tool == "helper" }
+	for call, want := range map[string]int{"c1": 1, "c2.1": 2, "c2.3": 3, "c2.4": 4} {
+		if got, err := fanOutInSession(st, "r", call, agent); err != nil || got != want {
+			t.Errorf("fanOutInSession(%s) = %d, %v; want %d", call, got, err, want)
+		}
+	}
+	if n, err := fanOutInSession(st, "gone", "c1", agent); err == nil {
+		t.Errorf("fanOutInSession of a run the session lacks = %d; want an error", n)
+	}
+}

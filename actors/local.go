@@ -162,8 +162,9 @@ func (h *Host) RunRegistry(session, run string) (*toolsets.Registry, bool) {
 // RunBatch returns the calls of the current response of run of session,
 // in model order, as they were when this process last dispatched the
 // run's calls (nil when it has dispatched none): a call running here is in
-// the batch that dispatched it. A call of a program (code mode) may run
-// without being in it; the run's session has every call.
+// the batch that dispatched it, a program's call (code mode) too, since it
+// is recorded in the run's batch before it is dispatched. A call this
+// process did not dispatch is not in it; the run's session has every call.
 func (h *Host) RunBatch(session, run string) ([]BatchCall, bool) {
 	e, ok := h.runEntry(session, run)
 	if !ok {
