@@ -398,9 +398,12 @@
 //     when Recover or the lease watcher finds its run running and nobody
 //     holds the lease. It renews every lease it holds every TTL/3 while
 //     the session's actor lives in the node (waiting sessions included),
-//     and releases them (delete at its revision) when the host closes
-//     cleanly. A host closing while its connection is down does not wait
-//     to release them: they expire by their TTL.
+//     each renewal given up after TTL/3 (an answer lost with a server that
+//     died is not waited for: the next tick renews through the reconnected
+//     connection before the lease expires), and releases them (delete at
+//     its revision) when the host closes cleanly. A host closing while its
+//     connection is down does not wait to release them: they expire by
+//     their TTL.
 //   - Commands are served in queue group weft-cmd: each reaches one node.
 //     A node that does not hold the lease of a session leased by another
 //     forwards the command, unchanged, as a request to

@@ -36,8 +36,8 @@ func (h *Host) startOwnership() (*nats.Subscription, error) {
 	return sub, nil
 }
 
-// renewLoop renews the held leases until o.stop is closed. A session whose
-// lease another node took is stood down.
+// renewLoop renews the held leases every TTL/3 until o.stop is closed. A
+// session whose lease another node took is stood down.
 func (h *Host) renewLoop(o *ownership) {
 	defer close(o.done)
 	l := h.cfg.Leases
@@ -49,21 +49,8 @@ func (h *Host) renewLoop(o *ownership) {
 			return
 		case <-t.C:
 		}
-		for _, id := range l.Held() {
-			// Bound by the host's life: Close does not wait out a renewal
-			// in flight on a connection that cannot answer.
-			ctx, cancel := context.WithTimeout(h.life, leaseTimeout)
-			ok, err := l.Renew(ctx, id)
-			cancel()
-			switch {
-			case h.life.Err() != nil:
-				return // closing: the leases are released or left to expire
-			case err != nil:
-				h.log.Warn("renew lease", "session", id, "err", err)
-			case !ok:
-				h.log.Warn("lease lost", "session", id)
-				h.standDown(id, nil)
-			}
+		if !renewHeld(h.life, l, h.log, func(id string) { h.standDown(id, nil) }) {
+			return
 		}
 	}
 }
