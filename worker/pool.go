@@ -108,10 +108,26 @@ func (w *Worker) pull(ctx, callCtx context.Context, cons jetstream.Consumer) {
 // again after a failed pull.
 const WorkerPullRetry = time.Second
 
+// poolAckWait bounds the wait for the server's confirmation of a pooled
+// call's acknowledgement: half the node's heartbeat deadline, so that the
+// call's next heartbeat, sent when it is served, still comes in time.
+const poolAckWait = protocol.MissedHeartbeats * protocol.WorkerHeartbeat / 2
+
 // takePooled runs a call pulled from the pool: it reports a first
 // heartbeat, then acknowledges the message (so that a worker that dies in
-// between leaves it to be given to another one), then serves it as a call
-// from the queue group.
+// between leaves it to be given to another one) and waits for the server
+// to confirm the acknowledgement, then serves it as a call from the queue
+// group.
+//
+// A call whose acknowledgement is not confirmed within poolAckWait (the
+// server died, the connection dropped) is not served: at most one run per
+// confirmed acknowledgement. Either the acknowledgement did not land, and
+// JetStream gives the message to a worker again after its ack wait; or it
+// landed and only the confirmation was lost, and the call's reports stop
+// after the first heartbeat, so the node sends it again once its heartbeat
+// deadline passes (a new delivery into the pool's stream), and fails it
+// after MaxDeliveries. Serving regardless would run the call twice
+// whenever the acknowledgement was lost.
 func (w *Worker) takePooled(callCtx context.Context, msg jetstream.Msg) {
 	h := msg.Headers()
 	reply := h.Get(protocol.HeaderReply)
@@ -136,8 +152,12 @@ func (w *Worker) takePooled(callCtx context.Context, msg jetstream.Msg) {
 	w.mu.Unlock()
 	defer w.calls.Done()
 	w.publishReport(reply, protocol.ToolReport{Type: protocol.ReportHeartbeat, CallID: h.Get(protocol.HeaderCallID), Tool: name})
-	if err := msg.Ack(); err != nil {
-		w.log.Warn("acknowledge a pooled call", "subject", msg.Subject(), "err", err)
+	actx, cancel := context.WithTimeout(callCtx, poolAckWait)
+	err = msg.DoubleAck(actx)
+	cancel()
+	if err != nil {
+		w.log.Warn("pooled call not served: its acknowledgement was not confirmed", "subject", msg.Subject(), "err", err)
+		return
 	}
 	w.serve(callCtx, &nats.Msg{Subject: msg.Subject(), Reply: reply, Data: msg.Data(), Header: nats.Header(h)})
 }

@@ -58,6 +58,10 @@ const PULL_RETRY_MS = 1_000;
 // The pool consumer's ack wait: the heartbeat deadline (4 missed
 // heartbeats of 250 ms).
 const POOL_ACK_WAIT_MS = 1_000;
+// How long a pooled worker waits for JetStream to confirm a call's
+// acknowledgement: half the heartbeat deadline, so that the call's next
+// heartbeat still comes in time.
+const POOL_ACK_CONFIRM_MS = POOL_ACK_WAIT_MS / 2;
 
 const usage = "usage: node worker.mjs NATS_URL [WORKER_ID [POOL [CONCURRENCY [QUEUE_REPLICAS]]]]";
 const url = process.argv[2];
@@ -520,7 +524,11 @@ async function pullLoop(consumer) {
 // takePooled takes a message pulled from the pool: a call of a tool this
 // worker serves gets a first heartbeat, then is acknowledged (so that a
 // worker dying in between leaves it to another), then runs as a call from
-// the queue group; a call of another tool goes back to the pool.
+// the queue group once JetStream confirmed the acknowledgement; a call of
+// another tool goes back to the pool. A call whose acknowledgement is not
+// confirmed within POOL_ACK_CONFIRM_MS does not run: it is delivered again
+// (by JetStream, or by the node after its heartbeat deadline), so a lost
+// acknowledgement never runs one delivery twice.
 async function takePooled(m) {
   const reply = m.headers?.get("Weft-Reply") ?? "";
   if (!reply) {
@@ -542,7 +550,12 @@ async function takePooled(m) {
     return;
   }
   publish(reply, { type: "heartbeat", call_id: req.call_id, tool: name });
-  m.ack();
+  try {
+    await m.ackAck({ timeout: POOL_ACK_CONFIRM_MS });
+  } catch (e) {
+    console.error(`weft js worker: pooled call ${m.subject} not served: its acknowledgement was not confirmed: ${e?.message ?? e}`);
+    return;
+  }
   await runCall(req, reply, m.headers);
 }
 
