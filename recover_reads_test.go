@@ -1,27 +1,14 @@
 package weft_test
 
 import (
-	"context"
-	"iter"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/events/storetest"
 )
-
-// readCounter is an events.Store that counts its reads of the whole log.
-type readCounter struct {
-	events.Store
-	reads atomic.Int32
-}
-
-func (s *readCounter) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
-	s.reads.Add(1)
-	return s.Store.ReadAll(ctx, after)
-}
 
 // TestRecoverReadsTheLogOnce: with agent tools registered (so sub-run
 // recovery runs too), Recover reads the whole log once, and RecoverWith
@@ -44,17 +31,17 @@ func TestRecoverReadsTheLogOnce(t *testing.T) {
 		}
 		want = append(want, ev.Position)
 	}
-	counted := &readCounter{Store: store}
+	counted := &storetest.ReadCounter{Store: store}
 	rt2 := startOn(t, counted)
 	if _, _, err := subrunAgents(rt2, true); err != nil {
 		t.Fatal(err)
 	}
-	counted.reads.Store(0)
+	counted.Reset()
 	var got []uint64
 	if _, err := rt2.RecoverWith(t.Context(), func(ev events.Event) { got = append(got, ev.Position) }); err != nil {
 		t.Fatal(err)
 	}
-	if n := counted.reads.Load(); n != 1 {
+	if n := counted.Reads(); n != 1 {
 		t.Errorf("Recover read the whole log %d times, want 1", n)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

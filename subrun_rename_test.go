@@ -1,7 +1,6 @@
 package weft_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -77,20 +76,7 @@ func TestRenamedAgentToolCancelPropagates(t *testing.T) {
 			if len(res.Subruns) != 1 {
 				t.Fatalf("no child waits: %+v", res)
 			}
-			child := helper.Session(res.Subruns[0].SessionID)
-			if err := sess.Cancel(t.Context(), res.RunID, "bob", "changed my mind"); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-			defer cancel()
-			cres, err := child.Settle(ctx, res.Subruns[0].RunID)
-			for err == nil && cres.Status != weft.StatusCancelled && ctx.Err() == nil {
-				time.Sleep(20 * time.Millisecond)
-				cres, err = child.Settle(ctx, res.Subruns[0].RunID)
-			}
-			if cres == nil || cres.Status != weft.StatusCancelled {
-				t.Fatalf("child = %+v, %v; want cancelled", cres, err)
-			}
+			cancelParentAndWaitChild(t, sess, res, helper, 5*time.Second)
 		})
 	}
 }

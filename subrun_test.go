@@ -226,16 +226,24 @@ func TestAgentToolCancelPropagates(t *testing.T) {
 	if len(res.Subruns) != 1 {
 		t.Fatalf("no child waits: %+v", res)
 	}
-	child := deployer.Session(res.Subruns[0].SessionID)
+	cancelParentAndWaitChild(t, sess, res, deployer, 10*time.Second)
+}
+
+// cancelParentAndWaitChild cancels res, a run of sess waiting for one
+// child run of agent child, and fails t unless the child run is cancelled
+// within timeout.
+func cancelParentAndWaitChild(t *testing.T, sess *weft.Session, res *weft.Result, child *weft.Agent, timeout time.Duration) {
+	t.Helper()
+	cs := child.Session(res.Subruns[0].SessionID)
 	if err := sess.Cancel(t.Context(), res.RunID, "bob", "changed my mind"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	cres, err := child.Settle(ctx, res.Subruns[0].RunID)
+	cres, err := cs.Settle(ctx, res.Subruns[0].RunID)
 	for err == nil && cres.Status != weft.StatusCancelled && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
-		cres, err = child.Settle(ctx, res.Subruns[0].RunID)
+		cres, err = cs.Settle(ctx, res.Subruns[0].RunID)
 	}
 	if cres == nil || cres.Status != weft.StatusCancelled {
 		t.Fatalf("child = %+v, %v; want cancelled", cres, err)

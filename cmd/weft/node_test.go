@@ -1,28 +1,14 @@
 package main
 
 import (
-	"context"
-	"iter"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 
-	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/events/storetest"
 )
-
-// readCounter is an events.Store that counts its reads of the whole log.
-type readCounter struct {
-	events.Store
-	reads atomic.Int32
-}
-
-func (s *readCounter) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
-	s.reads.Add(1)
-	return s.Store.ReadAll(ctx, after)
-}
 
 // A node's start-up reads the whole log once: the recovery of sub-runs
 // (with an agents file that declares agent tools) and the count of the
@@ -52,12 +38,12 @@ func TestStartNodeReadsTheLogOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			counted := &readCounter{Store: store}
+			counted := &storetest.ReadCounter{Store: store}
 			if n, err = startNode(t.Context(), nodeConfig{store: counted, agentsFile: agents}); err != nil {
 				t.Fatal(err)
 			}
 			defer n.close()
-			if got := counted.reads.Load(); got != 1 {
+			if got := counted.Reads(); got != 1 {
 				t.Errorf("start-up read the whole log %d times, want 1", got)
 			}
 			if !slices.Equal(n.waiting, []string{sess.ID()}) {
