@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,6 +120,14 @@ func TestAllEventsFilter(t *testing.T) {
 	}
 	if code, body := f.do(t, "GET", "/v1/events?type=nothing.such", viewerToken, nil); code != http.StatusBadRequest {
 		t.Fatalf("unknown type: %d %s", code, body)
+	}
+	// A subject filter that can match no event subject is refused, not
+	// left to stream nothing.
+	for _, bad := range []string{"session.*.run.>", "weft.evt.session", "weft.evt.>.run", ""} {
+		code, body := f.do(t, "GET", "/v1/events?subject="+url.QueryEscape(bad), viewerToken, nil)
+		if code != http.StatusBadRequest || !strings.Contains(string(body), "subject") {
+			t.Errorf("subject %q: %d %s, want 400", bad, code, body)
+		}
 	}
 }
 
