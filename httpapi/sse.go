@@ -159,6 +159,7 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	// of the output still queued.
 	evs, err := f.readLog(ctx, 0)
 	if err != nil {
+		a.streamEnded(r, err) // the 503 alone tells only the client
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}

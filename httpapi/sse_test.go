@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -87,6 +89,36 @@ func TestSessionEventsAfter(t *testing.T) {
 	}
 	if code, b := f.do(t, "GET", "/v1/sessions/"+ref.SessionID+"/events", viewerToken, nil, "Last-Event-ID", "x"); code != http.StatusBadRequest {
 		t.Fatalf("bad Last-Event-ID: %d %s", code, b)
+	}
+}
+
+// readFailure is a store whose reads of one stream fail.
+type readFailure struct {
+	events.Store
+	stream string
+}
+
+var errRead = errors.New("injected read failure")
+
+func (s readFailure) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
+	if stream == s.stream {
+		return nil, errRead
+	}
+	return s.Store.ReadStream(ctx, stream, from)
+}
+
+// A session stream whose log cannot be read answers 503 before it
+// starts, and the node logs why.
+func TestSessionEventsReadFails(t *testing.T) {
+	f := newFixture(t, fixtureOptions{store: func(s events.Store) events.Store {
+		return readFailure{Store: s, stream: events.SessionStream("broken")}
+	}})
+	code, b := f.do(t, "GET", "/v1/sessions/broken/events", viewerToken, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(b), errRead.Error()) {
+		t.Fatalf("unreadable log: %d %s, want 503", code, b)
+	}
+	if logs := f.logs.String(); !strings.Contains(logs, errRead.Error()) {
+		t.Fatalf("the failed read is not logged:\n%s", logs)
 	}
 }
 
