@@ -137,31 +137,21 @@ func (c *Console) decidedBy(r *http.Request, session, call string) (string, erro
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		ev := evs[i]
-		if ev.ToolCallID != call {
-			continue
+		if ev.ToolCallID != call || ev.Type != events.TypeApprovalDecided && ev.Type != events.TypeDeferredResolved && ev.Type != events.TypeElicitationAnswered {
+			continue // only decisions are decoded
+		}
+		v, err := events.Decode(ev)
+		if err != nil {
+			return "", fmt.Errorf("decision of %q in session %q: %w", call, session, err)
 		}
 		var verb, by string
-		switch ev.Type {
-		case events.TypeApprovalDecided:
-			var d events.ApprovalDecided
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
-				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
-			}
+		switch d := v.(type) {
+		case events.ApprovalDecided:
 			verb, by = decisionVerb(d), d.By
-		case events.TypeDeferredResolved:
-			var d events.DeferredResolved
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
-				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
-			}
+		case events.DeferredResolved:
 			verb, by = "resolved", d.By
-		case events.TypeElicitationAnswered:
-			var d events.ElicitationAnswered
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
-				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
-			}
+		case events.ElicitationAnswered:
 			verb, by = "answered", d.By
-		default:
-			continue
 		}
 		return fmt.Sprintf("already %s by %s at %s", verb, by, ev.Time.UTC().Format(time.RFC3339)), nil
 	}
