@@ -236,9 +236,7 @@ func TestDecisions(t *testing.T) {
 	if got := b.decide(session, "c1", "approve", url.Values{"arguments": {`{"env":"staging"}`}}); got["ok"] != true {
 		t.Fatalf("approve with edited arguments: %v", got)
 	}
-	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
-		t.Fatalf("Wait = %+v, %v", res, err)
-	}
+	n.completes(t, session, st.Active)
 	page := b.get("/console/sessions/" + session)
 	if !strings.Contains(page, "deployed staging") || !strings.Contains(page, "approved by ana (authenticated)") {
 		t.Errorf("the timeline does not show the approval and the edited run")

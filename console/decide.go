@@ -63,32 +63,36 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	if len(ids) > 1 {
+	batch := len(ids) > 1
+	var k stageKey
+	if batch {
 		// The run waits for several items: its decisions go together.
-		k := stageKey{cl.p.Name, session, run}
+		k = stageKey{cl.p.Name, session, run}
 		all, missing := c.staged.stage(k, call, action, body, ids)
 		if len(missing) > 0 {
 			writeJSON(w, http.StatusOK, decision{Staged: stagedMessage(missing)})
 			return
 		}
 		err = c.call(r.Context(), cl.token, "POST", "/v1/sessions/"+url.PathEscape(session)+"/decisions", nil, map[string]any{"decisions": all}, nil)
-		var ae *apiError
-		switch {
-		case err == nil || errors.As(err, &ae) && decidedElsewhere(ae.Code):
-			c.staged.drop(k)
-		case errors.As(err, &ae):
-			// Kept: deciding the refused item anew sends them again.
-			ae.Message = refusedMessage(ae.Message, ids)
-		}
 	} else {
 		err = c.call(r.Context(), cl.token, "POST",
 			"/v1/sessions/"+url.PathEscape(session)+"/pending/"+url.PathEscape(call)+"/"+action, nil, body, nil)
 	}
-	var ae *apiError
+	ae, isAPI := errors.AsType[*apiError](err)
+	if batch {
+		switch {
+		case err == nil || isAPI && decidedElsewhere(ae.Code):
+			c.staged.drop(k)
+		case isAPI:
+			// Kept: deciding the refused item anew sends them again. The
+			// answer below names the refused item.
+			ae.Message = refusedMessage(ae.Message, ids)
+		}
+	}
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, decision{OK: true})
-	case errors.As(err, &ae) && decidedElsewhere(ae.Code):
+	case isAPI && decidedElsewhere(ae.Code):
 		who, werr := c.decidedBy(r, session, call)
 		if werr != nil {
 			c.fail(w, r, werr)
@@ -99,7 +103,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, decision{Decided: who})
-	case errors.As(err, &ae):
+	case isAPI:
 		writeJSON(w, ae.Status, decision{Message: ae.Message})
 	default:
 		c.fail(w, r, err)
@@ -137,31 +141,21 @@ func (c *Console) decidedBy(r *http.Request, session, call string) (string, erro
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		ev := evs[i]
-		if ev.ToolCallID != call {
-			continue
+		if ev.ToolCallID != call || ev.Type != events.TypeApprovalDecided && ev.Type != events.TypeDeferredResolved && ev.Type != events.TypeElicitationAnswered {
+			continue // only decisions are decoded
+		}
+		v, err := events.Decode(ev)
+		if err != nil {
+			return "", fmt.Errorf("decision of %q in session %q: %w", call, session, err)
 		}
 		var verb, by string
-		switch ev.Type {
-		case events.TypeApprovalDecided:
-			var d events.ApprovalDecided
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
-				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
-			}
+		switch d := v.(type) {
+		case events.ApprovalDecided:
 			verb, by = decisionVerb(d), d.By
-		case events.TypeDeferredResolved:
-			var d events.DeferredResolved
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
-				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
-			}
+		case events.DeferredResolved:
 			verb, by = "resolved", d.By
-		case events.TypeElicitationAnswered:
-			var d events.ElicitationAnswered
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
-				return "", fmt.Errorf("decode %s: %w", ev.Type, err)
-			}
+		case events.ElicitationAnswered:
 			verb, by = "answered", d.By
-		default:
-			continue
 		}
 		return fmt.Sprintf("already %s by %s at %s", verb, by, ev.Time.UTC().Format(time.RFC3339)), nil
 	}

@@ -218,8 +218,24 @@ func approvalTool(t *testing.T, result func(env string) (any, error)) toolsets.T
 	return tl
 }
 
-// callModel asks for one call of tool with args, then answers "done".
-func callModel(tool, args string) llm.Model {
+// askTool is book(): it asks a person "which date?" (an elicitation
+// whose answer has a date), then returns "booked " and the answer.
+func askTool(t *testing.T) toolsets.Tool {
+	t.Helper()
+	tl, err := toolsets.NewContextFunc("book", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
+		if tc.Elicitation == nil {
+			return nil, toolsets.ElicitationRequired("which date?", json.RawMessage(`{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`), nil)
+		}
+		return "booked " + string(tc.Elicitation.Content), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+// callsModel asks for calls in one response, then answers "done".
+func callsModel(calls ...llm.ToolCall) llm.Model {
 	return llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
 		last := req.Messages[len(req.Messages)-1]
 		for _, p := range last.Parts {
@@ -227,8 +243,13 @@ func callModel(tool, args string) llm.Model {
 				return &llm.Response{Text: "done"}, nil
 			}
 		}
-		return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: tool, Arguments: json.RawMessage(args)}}}, nil
+		return &llm.Response{ToolCalls: calls}, nil
 	})
+}
+
+// callModel asks for one call c1 of tool with args, then answers "done".
+func callModel(tool, args string) llm.Model {
+	return callsModel(llm.ToolCall{ID: "c1", Name: tool, Arguments: json.RawMessage(args)})
 }
 
 // waiting starts a run and waits until it waits.
@@ -240,4 +261,12 @@ func (n *node) waiting(t *testing.T) string {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	return s.ID()
+}
+
+// completes waits for run of session to end and checks that it completed.
+func (n *node) completes(t *testing.T, session, run string) {
+	t.Helper()
+	if res, err := n.agent.Session(session).Wait(t.Context(), run); err != nil || res.Status != weft.StatusCompleted {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
 }

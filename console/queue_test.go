@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weft-run/weft"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -38,9 +37,7 @@ func TestDeferredCall(t *testing.T) {
 	if got := b.decide(session, "c1", "complete", url.Values{"result": {`{"ticket":"OPS-12"}`}}); got["ok"] != true {
 		t.Fatalf("complete: %v", got)
 	}
-	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
-		t.Fatalf("Wait = %+v, %v", res, err)
-	}
+	n.completes(t, session, st.Active)
 	if page := b.get("/console/sessions/" + session); !strings.Contains(page, "deferred call resolved by ana (authenticated)") || !strings.Contains(page, "OPS-12") {
 		t.Error("the timeline lacks the completed deferred call")
 	}
@@ -75,16 +72,9 @@ func TestSessionsFilters(t *testing.T) {
 // TestRunWaitingForTwo: a run waiting for two approvals resumes once,
 // with both decisions: the first is kept until the second comes.
 func TestRunWaitingForTwo(t *testing.T) {
-	model := llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
-		for _, p := range req.Messages[len(req.Messages)-1].Parts {
-			if _, ok := p.(llm.ToolReturn); ok {
-				return &llm.Response{Text: "done"}, nil
-			}
-		}
-		return &llm.Response{ToolCalls: []llm.ToolCall{
-			{ID: "c1", Name: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)},
-			{ID: "c2", Name: "deploy", Arguments: json.RawMessage(`{"env":"eu"}`)}}}, nil
-	})
+	model := callsModel(
+		llm.ToolCall{ID: "c1", Name: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)},
+		llm.ToolCall{ID: "c2", Name: "deploy", Arguments: json.RawMessage(`{"env":"eu"}`)})
 	n := startNode(t, model, approvalTool(t, func(env string) (any, error) { return "deployed " + env, nil }))
 	b := n.browser(t, approverToken)
 	session := n.waiting(t)
@@ -99,9 +89,7 @@ func TestRunWaitingForTwo(t *testing.T) {
 	if got := b.decide(session, "c2", "deny", url.Values{"reason": {"not the EU"}}); got["ok"] != true {
 		t.Fatalf("the second of two: %v", got)
 	}
-	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
-		t.Fatalf("Wait = %+v, %v", res, err)
-	}
+	n.completes(t, session, st.Active)
 	page := b.get("/console/sessions/" + session)
 	if !strings.Contains(page, "deployed prod") || !strings.Contains(page, "not the EU") || strings.Contains(page, "deployed eu") {
 		t.Error("the timeline does not show c1 approved and c2 denied")
@@ -112,16 +100,7 @@ func TestRunWaitingForTwo(t *testing.T) {
 // its message and schema; an answer that does not fit the schema is
 // refused with the API's message; one that fits resumes the run.
 func TestQuestion(t *testing.T) {
-	ask, err := toolsets.NewContextFunc("book", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
-		if tc.Elicitation == nil {
-			return nil, toolsets.ElicitationRequired("which date?", json.RawMessage(`{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`), nil)
-		}
-		return "booked " + string(tc.Elicitation.Content), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := startNode(t, callModel("book", `{}`), ask)
+	n := startNode(t, callModel("book", `{}`), askTool(t))
 	b := n.browser(t, approverToken)
 	session := n.waiting(t)
 	page := b.get("/console/queue")
@@ -137,9 +116,7 @@ func TestQuestion(t *testing.T) {
 	if got := b.decide(session, "c1", "answer", url.Values{"answer": {"accept"}, "content": {`{"date":"2026-12-24"}`}}); got["ok"] != true {
 		t.Fatalf("answer: %v", got)
 	}
-	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
-		t.Fatalf("Wait = %+v, %v", res, err)
-	}
+	n.completes(t, session, st.Active)
 }
 
 // TestRefusedBatchIsKept: a run waits for a question and an approval;
@@ -147,26 +124,10 @@ func TestQuestion(t *testing.T) {
 // the approval is refused, naming the answer's call. The approval stays
 // staged: answering again sends both.
 func TestRefusedBatchIsKept(t *testing.T) {
-	ask, err := toolsets.NewContextFunc("book", func(_ context.Context, tc *toolsets.ToolContext, _ struct{}) (any, error) {
-		if tc.Elicitation == nil {
-			return nil, toolsets.ElicitationRequired("which date?", json.RawMessage(`{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`), nil)
-		}
-		return "booked " + string(tc.Elicitation.Content), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := llm.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
-		for _, p := range req.Messages[len(req.Messages)-1].Parts {
-			if _, ok := p.(llm.ToolReturn); ok {
-				return &llm.Response{Text: "done"}, nil
-			}
-		}
-		return &llm.Response{ToolCalls: []llm.ToolCall{
-			{ID: "c1", Name: "book", Arguments: json.RawMessage(`{}`)},
-			{ID: "c2", Name: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)}}}, nil
-	})
-	n := startNode(t, model, ask, approvalTool(t, func(env string) (any, error) { return "deployed " + env, nil }))
+	model := callsModel(
+		llm.ToolCall{ID: "c1", Name: "book", Arguments: json.RawMessage(`{}`)},
+		llm.ToolCall{ID: "c2", Name: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)})
+	n := startNode(t, model, askTool(t), approvalTool(t, func(env string) (any, error) { return "deployed " + env, nil }))
 	b := n.browser(t, approverToken)
 	session := n.waiting(t)
 	st, _ := n.agent.Session(session).Status(t.Context())
@@ -180,7 +141,5 @@ func TestRefusedBatchIsKept(t *testing.T) {
 	if got := b.decide(session, "c1", "answer", url.Values{"answer": {"accept"}, "content": {`{"date":"2026-12-24"}`}}); got["ok"] != true {
 		t.Fatalf("the answer again, with the approval kept: %v", got)
 	}
-	if res, err := n.agent.Session(session).Wait(t.Context(), st.Active); err != nil || res.Status != weft.StatusCompleted {
-		t.Fatalf("Wait = %+v, %v", res, err)
-	}
+	n.completes(t, session, st.Active)
 }

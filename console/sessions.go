@@ -52,25 +52,28 @@ type sessionData struct {
 	Approver bool
 }
 
-// readSession reads the session's stream from the log (after the API
-// said the caller may read it), redacted unless the caller is an
-// approver; verify, when not nil, is given the events before redaction.
-func (c *Console) readSession(r *http.Request, id string, verify func([]events.Event)) ([]events.Event, error) {
+// readSession reads the session's stream from the log, as it is (after
+// the API said the caller may read it; redactFor before showing it).
+func (c *Console) readSession(r *http.Request, id string) ([]events.Event, error) {
 	evs, err := c.store.ReadStream(r.Context(), events.SessionStream(id), 0)
 	if err != nil {
 		return nil, fmt.Errorf("read session %q: %w", id, err)
 	}
-	if verify != nil {
-		verify(evs)
+	return evs, nil
+}
+
+// redactFor redacts evs in place unless the caller is an approver.
+func redactFor(r *http.Request, evs []events.Event) error {
+	if callerOf(r.Context()).p.approver() {
+		return nil
 	}
-	if !callerOf(r.Context()).p.approver() {
-		for i := range evs {
-			if evs[i], err = events.Redact(evs[i]); err != nil {
-				return nil, err
-			}
+	for i := range evs {
+		var err error
+		if evs[i], err = events.Redact(evs[i]); err != nil {
+			return err
 		}
 	}
-	return evs, nil
+	return nil
 }
 
 // chainStatus says whether evs' hash chain holds, and where it breaks.
@@ -94,8 +97,13 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (sessionData, 
 		c.fail(w, r, err)
 		return d, false
 	}
-	evs, err := c.readSession(r, id, func(evs []events.Event) { d.Chain, d.Broken = chainStatus(evs) })
+	evs, err := c.readSession(r, id)
 	if err != nil {
+		c.fail(w, r, err)
+		return d, false
+	}
+	d.Chain, d.Broken = chainStatus(evs) // of the events as stored
+	if err := redactFor(r, evs); err != nil {
 		c.fail(w, r, err)
 		return d, false
 	}
@@ -137,8 +145,12 @@ func (c *Console) download(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	evs, err := c.readSession(r, id, nil)
+	evs, err := c.readSession(r, id)
 	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if err := redactFor(r, evs); err != nil {
 		c.fail(w, r, err)
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weft-run/weft"
+	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/httpapi"
 	"github.com/weft-run/weft/llm"
@@ -129,11 +130,17 @@ type fixtureOptions struct {
 	elicit bool
 	// reload is Config.Reload.
 	reload func(ctx context.Context) (any, error)
+	// store wraps the runtime's store.
+	store func(events.Store) events.Store
 }
 
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
-	rt, err := weft.Start(t.Context(), weft.Config{Store: memstore.New()})
+	var store events.Store = memstore.New()
+	if o.store != nil {
+		store = o.store(store)
+	}
+	rt, err := weft.Start(t.Context(), weft.Config{Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

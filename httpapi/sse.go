@@ -159,6 +159,7 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	// of the output still queued.
 	evs, err := f.readLog(ctx, 0)
 	if err != nil {
+		a.streamEnded(r, err) // the 503 alone tells only the client
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
@@ -190,7 +191,7 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 			// as a gap when the next one comes; the last ones of a burst
 			// are read here.
 			if live.missed.Swap(false) {
-				if err := f.fromLog(ctx, sw, f.lastVer+1); err != nil {
+				if err := f.fromLogUpTo(ctx, sw, f.lastVer+1, 0); err != nil {
 					a.streamEnded(r, err)
 					return
 				}
@@ -222,15 +223,10 @@ type sessionFeed struct {
 	lastPos uint64
 }
 
-// fromLog sends the stream's events from version from on that come after
-// the last position sent.
-func (f *sessionFeed) fromLog(ctx context.Context, sw *sseWriter, from uint64) error {
-	return f.fromLogUpTo(ctx, sw, from, 0)
-}
-
-// fromLogUpTo is fromLog that stops after version upto (0: no bound), so
-// that a read for one live copy does not send events whose live copies,
-// and the model output published between them, are still to come.
+// fromLogUpTo sends the stream's events from version from on that come
+// after the last position sent, up to version upto (0: no bound), so that
+// a read for one live copy does not send events whose live copies, and
+// the model output published between them, are still to come.
 func (f *sessionFeed) fromLogUpTo(ctx context.Context, sw *sseWriter, from, upto uint64) error {
 	evs, err := f.readLog(ctx, from)
 	if err != nil {

@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +92,36 @@ func TestSessionEventsAfter(t *testing.T) {
 	}
 }
 
+// readFailure is a store whose reads of one stream fail.
+type readFailure struct {
+	events.Store
+	stream string
+}
+
+var errRead = errors.New("injected read failure")
+
+func (s readFailure) ReadStream(ctx context.Context, stream string, from uint64) ([]events.Event, error) {
+	if stream == s.stream {
+		return nil, errRead
+	}
+	return s.Store.ReadStream(ctx, stream, from)
+}
+
+// A session stream whose log cannot be read answers 503 before it
+// starts, and the node logs why.
+func TestSessionEventsReadFails(t *testing.T) {
+	f := newFixture(t, fixtureOptions{store: func(s events.Store) events.Store {
+		return readFailure{Store: s, stream: events.SessionStream("broken")}
+	}})
+	code, b := f.do(t, "GET", "/v1/sessions/broken/events", viewerToken, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(b), errRead.Error()) {
+		t.Fatalf("unreadable log: %d %s, want 503", code, b)
+	}
+	if logs := f.logs.String(); !strings.Contains(logs, errRead.Error()) {
+		t.Fatalf("the failed read is not logged:\n%s", logs)
+	}
+}
+
 // The all-sessions stream filters by type and by subject, and starts at
 // the log's start with after=0.
 func TestAllEventsFilter(t *testing.T) {
@@ -119,6 +152,14 @@ func TestAllEventsFilter(t *testing.T) {
 	}
 	if code, body := f.do(t, "GET", "/v1/events?type=nothing.such", viewerToken, nil); code != http.StatusBadRequest {
 		t.Fatalf("unknown type: %d %s", code, body)
+	}
+	// A subject filter that can match no event subject is refused, not
+	// left to stream nothing.
+	for _, bad := range []string{"session.*.run.>", "weft.evt.session", "weft.evt.>.run", ""} {
+		code, body := f.do(t, "GET", "/v1/events?subject="+url.QueryEscape(bad), viewerToken, nil)
+		if code != http.StatusBadRequest || !strings.Contains(string(body), "subject") {
+			t.Errorf("subject %q: %d %s, want 400", bad, code, body)
+		}
 	}
 }
 

@@ -17,12 +17,13 @@ import (
 // prefix ending in ".*" such as "run.*") and NATS subject filters over the
 // event subjects (<root>.evt.<category>.<id>.<type>); an event passes when
 // it matches a type (or none is given) and a subject filter (or none is).
+// A subject filter that can match no event subject is refused.
 type eventFilter struct {
 	types    []string
 	subjects []string
 }
 
-func parseEventFilter(r *http.Request) (eventFilter, error) {
+func parseEventFilter(r *http.Request, subj bus.Subjects) (eventFilter, error) {
 	var f eventFilter
 	q := r.URL.Query()
 	for _, v := range q["type"] {
@@ -38,11 +39,11 @@ func parseEventFilter(r *http.Request) (eventFilter, error) {
 		}
 	}
 	for _, v := range q["subject"] {
-		toks := strings.Split(v, ".")
-		for i, t := range toks {
-			if t == "" || t == ">" && i != len(toks)-1 || t != "*" && t != ">" && strings.ContainsAny(t, "*> ") {
-				return f, fmt.Errorf("subject %q is not a NATS subject filter", v)
+		if err := subj.CheckEventFilter(v); err != nil {
+			if fe, ok := errors.AsType[*bus.FilterError](err); ok {
+				return f, fmt.Errorf("subject %q: %s", v, fe.Reason)
 			}
+			return f, err
 		}
 		f.subjects = append(f.subjects, v)
 	}
@@ -73,7 +74,7 @@ func (f eventFilter) keep(ev events.Event, subject string) bool {
 // follows the store's subscription, which has no gap and no repeat between
 // its catch-up and its live phase.
 func (a *API) allEvents(w http.ResponseWriter, r *http.Request) {
-	f, err := parseEventFilter(r)
+	f, err := parseEventFilter(r, a.rt.Subjects())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return

@@ -145,44 +145,12 @@ func deltaFilter(subj bus.Subjects, filter string) string {
 }
 
 // checkEventFilter checks that filter is a valid NATS subject filter and
-// that it can match an event subject of subj (<root>.evt.…).
+// that it can match an event subject of subj (<root>.evt.…), with
+// bus.Subjects.CheckEventFilter; its errors match errBadFilter.
 func checkEventFilter(subj bus.Subjects, filter string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w %q: %s", errBadFilter, filter, fmt.Sprintf(format, args...))
+	err := subj.CheckEventFilter(filter)
+	if fe, ok := errors.AsType[*bus.FilterError](err); ok {
+		return fmt.Errorf("%w %q: %s", errBadFilter, fe.Filter, fe.Reason)
 	}
-	if filter == "" {
-		return bad("empty")
-	}
-	if i := strings.IndexFunc(filter, func(r rune) bool { return r <= ' ' || r == 0x7f }); i >= 0 {
-		return bad("white space or a control character at byte %d", i)
-	}
-	toks := strings.Split(filter, ".")
-	for i, t := range toks {
-		switch {
-		case t == "":
-			return bad("empty token %d (two dots in a row, or a dot at an end)", i+1)
-		case t == ">" && i != len(toks)-1:
-			return bad("'>' must be the last token")
-		case t != "*" && t != ">" && strings.ContainsAny(t, "*>"):
-			return bad("token %q: '*' and '>' must be whole tokens", t)
-		}
-	}
-	// Event subjects are <root tokens>.evt.<category>.<id>.<type tokens>.
-	want := append(strings.Split(subj.Root(), "."), "evt")
-	for i, w := range want {
-		if i >= len(toks) {
-			return bad("too short to match an event subject (%s.<category>.<id>.<type>)", strings.Join(want, "."))
-		}
-		switch toks[i] {
-		case ">":
-			return nil
-		case "*", w:
-			continue
-		}
-		return bad("matches no event: event subjects are %s.<category>.<id>.<type>, e.g. %s.session.*.tool.returned", strings.Join(want, "."), strings.Join(want, "."))
-	}
-	if rest := toks[len(want):]; len(rest) == 0 || len(rest) < 3 && rest[len(rest)-1] != ">" {
-		return bad("too short to match an event subject (%s.<category>.<id>.<type>); end it with '>' to match the rest", strings.Join(want, "."))
-	}
-	return nil
+	return err
 }
