@@ -101,11 +101,11 @@ func hotCases() map[string]hotEncoder {
 }
 
 // checkSameEncoding fails t unless v's hand-written encoder writes what
-// encoding/json writes (or both fail), and marshalRoom writes it too,
+// encoding/json writes (or both fail), and marshalSealable writes it too,
 // with its value and with a pointer to it.
 func checkSameEncoding(t *testing.T, v hotEncoder) {
 	t.Helper()
-	want, wantErr := marshalReflect(v, 0)
+	want, wantErr := marshalReflect(v)
 	got, err := v.appendJSON([]byte("prefix"))
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("%#v: hand-written error %v, encoding/json error %v", v, err, wantErr)
@@ -114,15 +114,15 @@ func checkSameEncoding(t *testing.T, v hotEncoder) {
 		t.Fatalf("%#v:\nhand-written %q\nencoding/json %q", v, got[len("prefix"):], want)
 	}
 	for _, x := range []any{v, pointerTo(v)} {
-		room, roomErr := marshalRoom(x, sealLen)
+		room, roomErr := marshalSealable(x)
 		if (roomErr == nil) != (wantErr == nil) || !bytes.Equal(room, want) {
-			t.Fatalf("%#v: marshalRoom %q, %v; encoding/json %q, %v", x, room, roomErr, want, wantErr)
+			t.Fatalf("%#v: marshalSealable %q, %v; encoding/json %q, %v", x, room, roomErr, want, wantErr)
 		}
 		if roomErr != nil && roomErr.Error() != wantErr.Error() {
-			t.Fatalf("%#v: marshalRoom error %q, encoding/json error %q", x, roomErr, wantErr)
+			t.Fatalf("%#v: marshalSealable error %q, encoding/json error %q", x, roomErr, wantErr)
 		}
 		if roomErr == nil && cap(room)-len(room) < sealLen {
-			t.Fatalf("%#v: marshalRoom left %d bytes of room, want %d", x, cap(room)-len(room), sealLen)
+			t.Fatalf("%#v: marshalSealable left %d bytes of room, want %d", x, cap(room)-len(room), sealLen)
 		}
 	}
 }
