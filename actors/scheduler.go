@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 )
 
@@ -421,7 +422,7 @@ func (a *schedulerActor) publishPooled(c actor.Context, rc *remoteCall) {
 	rc.inFlight = p
 	h, self, root, id, delivery := a.h, c.Self(), a.h.system.Root, rc.req.CallID, rc.sent
 	h.background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), MissedHeartbeats*WorkerHeartbeat)
+		ctx, cancel := context.WithTimeout(context.Background(), protocol.HeartbeatDeadline)
 		defer cancel()
 		ack, err := h.js.PublishMsg(ctx, msg)
 		q := &queuedCall{callID: id, delivery: delivery, err: err}
@@ -572,7 +573,7 @@ func (a *schedulerActor) startTicker(c actor.Context) {
 // MissedHeartbeats intervals; a call sent MaxDeliveries times fails.
 func (a *schedulerActor) checkRemote(c actor.Context) {
 	now := time.Now()
-	deadline := now.Add(-MissedHeartbeats * WorkerHeartbeat)
+	deadline := now.Add(-protocol.HeartbeatDeadline)
 	for id, rc := range a.remote {
 		if rc.publishing || rc.resolving {
 			continue // onQueued bounds it; a return is being read

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"iter"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,14 +15,16 @@ import (
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/events/storetest"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
 
-// countingStore counts the reads of the whole log and of each stream.
+// countingStore counts the reads of the whole log (through all, the
+// store it wraps) and of each stream.
 type countingStore struct {
 	events.Store
-	readAll atomic.Int32
+	all *storetest.ReadCounter
 	// dead makes every append fail: the node crashed (the log is shared
 	// in memory, so a closed connection does not stop a node's writes).
 	dead atomic.Bool
@@ -50,11 +51,6 @@ func (s *countingStore) streamReads(stream string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reads[stream]
-}
-
-func (s *countingStore) ReadAll(ctx context.Context, after uint64) iter.Seq2[events.Event, error] {
-	s.readAll.Add(1)
-	return s.Store.ReadAll(ctx, after)
 }
 
 // workModel calls the work tool, then answers "done" once it sees the
@@ -90,7 +86,8 @@ type nodeOptions struct {
 
 func newTakeoverNode(t *testing.T, conn func() *nats.Conn, log events.Store, name string, o nodeOptions) *takeoverNode {
 	t.Helper()
-	n := &takeoverNode{name: name, nc: conn(), store: &countingStore{Store: log, reads: map[string]int{}},
+	all := &storetest.ReadCounter{Store: log}
+	n := &takeoverNode{name: name, nc: conn(), store: &countingStore{Store: all, all: all, reads: map[string]int{}},
 		started: make(chan struct{}), taken: make(chan string, 16)}
 	js, err := jetstream.New(n.nc)
 	if err != nil {
@@ -251,7 +248,7 @@ func checkTakenOver(t *testing.T, b *takeoverNode, log events.Store, session str
 	if diff := cmp.Diff([]string{session}, awaitTakeovers(t, 1, b.taken)); diff != "" {
 		t.Errorf("B's takeovers (-want +got):\n%s", diff)
 	}
-	if n := b.store.readAll.Load(); n != 0 {
+	if n := b.store.all.Reads(); n != 0 {
 		t.Errorf("B read the whole log %d times", n)
 	}
 	checkOneHistory(t, log, session)

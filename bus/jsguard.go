@@ -122,15 +122,30 @@ func ServeJSGuard(nc *nats.Conn, l Layout) (*JSGuard, error) {
 
 // Close stops the guard and waits for the requests it is forwarding to be
 // answered and relayed, unless the connection is closed or not connected
-// (its server gone, or reconnecting): no answer can then arrive, and Close
-// abandons them at once rather than wait out guardTimeout; their
-// requesters time out and retry.
+// (its server gone, or reconnecting), or leaves that state during the
+// wait: no answer can then arrive, and Close abandons them at once rather
+// than wait out guardTimeout; their requesters time out and retry.
 func (g *JSGuard) Close() error {
 	err := g.sub.Unsubscribe()
+	// The listener is registered before the connection is checked, so a
+	// drop between the check and the end of the wait is not missed.
+	status := g.nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CLOSED)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-status:
+			g.end()
+		case <-stop:
+		}
+	}()
 	if !g.nc.IsConnected() {
 		g.end()
 	}
 	g.inflight.Wait()
+	close(stop)
+	<-stopped
+	g.nc.RemoveStatusListener(status)
 	g.end()
 	return err
 }

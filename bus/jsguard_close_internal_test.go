@@ -8,10 +8,20 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// A guard forwarding a request when its server goes away closes without
-// waiting out guardTimeout for an answer that cannot arrive. The bound is
-// generous (a loaded machine, -race) and far below guardTimeout.
+// A guard forwarding a request when its server goes away, before Close or
+// while Close waits, closes without waiting out guardTimeout for an answer
+// that cannot arrive. The bound is generous (a loaded machine, -race) and
+// far below guardTimeout.
 func TestGuardCloseWithServerGone(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		goneBefore bool
+	}{{"gone before Close", true}, {"gone during Close", false}} {
+		t.Run(tc.name, func(t *testing.T) { testGuardCloseWithServerGone(t, tc.goneBefore) })
+	}
+}
+
+func testGuardCloseWithServerGone(t *testing.T, goneBefore bool) {
 	const closeBound = 3 * time.Second
 	// A server without JetStream, whose API one silent subscriber takes:
 	// the forwarded request stays in flight.
@@ -53,9 +63,21 @@ func TestGuardCloseWithServerGone(t *testing.T) {
 		t.Fatal("the guard did not forward the request")
 	}
 
-	srv.Shutdown()
+	if goneBefore {
+		srv.Shutdown()
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- g.Close() }()
+	if !goneBefore {
+		// Close waits for the request still in flight; the server
+		// goes away while it waits.
+		select {
+		case <-closed:
+			t.Fatal("Close returned with a request in flight on a live connection")
+		case <-time.After(100 * time.Millisecond):
+		}
+		srv.Shutdown()
+	}
 	select {
 	case <-closed:
 	case <-time.After(closeBound):

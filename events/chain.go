@@ -56,23 +56,25 @@ type hasher struct {
 	buf    []byte
 	data   bytes.Buffer
 	digest [sha256.Size]byte
-	hexBuf [2 * sha256.Size]byte
+	hexBuf [hexLen]byte
 	mac    []byte // the hex MAC Verifier builds
 	macs   macScratch
 	// chain's batch: the hex hash (and MAC) of each event, made one
-	// string at the end; prev, when set, is the PrevHash sumHex hashes in
-	// place of the event's own (the previous event's hash in links).
-	links   []byte
-	prev    []byte
-	prevSet bool
+	// string at the end.
+	links []byte
 }
+
+// hexLen is the length of a hex Hash, and of a hex MAC (HMAC-SHA256).
+const hexLen = 2 * sha256.Size
 
 var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
 
-func (h *hasher) sum(ev *Event) string { return string(h.sumHex(ev)) }
+func (h *hasher) sum(ev *Event) string { return string(h.sumHex(ev, nil, false)) }
 
-// sumHex is sum in h's buffer, valid until h is used again.
-func (h *hasher) sumHex(ev *Event) []byte {
+// sumHex is sum in h's buffer, valid until h is used again. When override
+// is set, it hashes prev in place of ev.PrevHash (chain passes the
+// previous event's hash, still in its links buffer).
+func (h *hasher) sumHex(ev *Event, prev []byte, override bool) []byte {
 	b := h.buf[:0]
 	str := func(s string) {
 		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
@@ -94,9 +96,9 @@ func (h *hasher) sumHex(ev *Event) []byte {
 	str(ev.ToolCallID)
 	str(ev.CorrelationID)
 	str(ev.CausationID)
-	if h.prevSet {
-		b = binary.BigEndian.AppendUint64(b, uint64(len(h.prev)))
-		b = append(b, h.prev...)
+	if override {
+		b = binary.BigEndian.AppendUint64(b, uint64(len(prev)))
+		b = append(b, prev...)
 	} else {
 		str(ev.PrevHash)
 	}
@@ -207,42 +209,41 @@ func ChainHashes(batch []Event, current uint64, prev string, key *ChainKey) []st
 // one string, which the events' PrevHash and MAC and hashes slice.
 func chain(batch []Event, current uint64, prev string, key *ChainKey, hashes []string) string {
 	h := hashers.Get().(*hasher)
-	defer func() {
-		h.prev, h.prevSet = nil, false
-		hashers.Put(h)
-	}()
+	defer hashers.Put(h)
+	// Each event's link: its hex hash, then its hex MAC when keyed.
+	stride := hexLen
+	if key != nil {
+		stride = 2 * hexLen
+	}
 	links := h.links[:0]
-	hashLen, macLen := 0, 0
 	for i := range batch {
 		ev := &batch[i]
 		ev.Version = current + uint64(i) + 1
+		var hb []byte
 		if i == 0 {
 			ev.PrevHash = prev
+			hb = h.sumHex(ev, nil, false)
 		} else {
 			// The previous event's hash, in links (appends below only
 			// write past it).
-			at := (i - 1) * (hashLen + macLen)
-			h.prev, h.prevSet = links[at:at+hashLen], true
+			at := (i - 1) * stride
+			hb = h.sumHex(ev, links[at:at+hexLen], true)
 		}
-		hb := h.sumHex(ev)
-		hashLen = len(hb)
 		links = append(links, hb...)
 		if key != nil {
-			n := len(links)
 			links = key.appendMACBytes(links, hb, &h.macs)
-			macLen = len(links) - n
 		}
 	}
 	h.links = links
 	all := string(links)
 	for i := range batch {
 		ev := &batch[i]
-		at := i * (hashLen + macLen)
+		at := i * stride
 		ev.PrevHash, ev.KeyID, ev.MAC = prev, "", ""
 		if key != nil {
-			ev.KeyID, ev.MAC = key.id, all[at+hashLen:at+hashLen+macLen]
+			ev.KeyID, ev.MAC = key.id, all[at+hexLen:at+stride]
 		}
-		prev = all[at : at+hashLen]
+		prev = all[at : at+hexLen]
 		if hashes != nil {
 			hashes[i] = prev
 		}

@@ -155,19 +155,19 @@ func decodeStrict(data []byte, v any) error {
 	return checkKeys(data, reflect.TypeOf(v), "")
 }
 
-// marshalRoom encodes v as compact JSON without HTML escaping (so that
-// the bytes of embedded raw JSON are kept as they are), with room bytes of
-// capacity after the encoding (for a seal): the result is cut from a shared chunk (see carve), the
-// encoder and its buffer are pooled. The data structs of the events every
+// marshalSealable encodes v as compact JSON without HTML escaping (so
+// that the bytes of embedded raw JSON are kept as they are), with sealLen
+// bytes of capacity after the encoding (for seal): the result is cut from
+// a shared chunk (see carve), the encoder and its buffer are pooled. The data structs of the events every
 // run records have hand-written encoders (see encode_hot.go) that write
 // the same bytes; the others, and a value a hand-written encoder fails on,
 // go through marshalReflect. v is not a nil pointer (NewData refuses one).
-func marshalRoom(v any, room int) ([]byte, error) {
+func marshalSealable(v any) ([]byte, error) {
 	if h, ok := v.(hotEncoder); ok {
 		s := scratches.Get().(*scratch)
 		b, err := h.appendJSON(s.b[:0])
 		if err == nil {
-			out := dataChunks.carve(len(b), room)
+			out := dataChunks.carve(len(b), sealLen)
 			copy(out, b)
 			if cap(b) <= 64<<10 {
 				s.b = b[:0] // keep a grown one, not a large one
@@ -177,7 +177,7 @@ func marshalRoom(v any, room int) ([]byte, error) {
 		}
 		scratches.Put(s)
 	}
-	return marshalReflect(v, room)
+	return marshalReflect(v)
 }
 
 // scratch is a buffer the hand-written encoders write into before their
@@ -186,9 +186,9 @@ type scratch struct{ b []byte }
 
 var scratches = sync.Pool{New: func() any { return &scratch{b: make([]byte, 0, 4<<10)} }}
 
-// marshalReflect is marshalRoom with encoding/json (reflection), for any
-// value.
-func marshalReflect(v any, room int) ([]byte, error) {
+// marshalReflect is marshalSealable with encoding/json (reflection), for
+// any value.
+func marshalReflect(v any) ([]byte, error) {
 	e := encoders.Get().(*pooledEncoder)
 	defer encoders.Put(e)
 	e.buf.Reset()
@@ -196,7 +196,7 @@ func marshalReflect(v any, room int) ([]byte, error) {
 		return nil, err
 	}
 	b := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
-	out := dataChunks.carve(len(b), room)
+	out := dataChunks.carve(len(b), sealLen)
 	copy(out, b)
 	if e.buf.Cap() > 64<<10 {
 		e.buf = bytes.Buffer{} // do not keep a large one (enc writes to &e.buf)

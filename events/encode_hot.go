@@ -24,7 +24,7 @@ import (
 // JSON value with no white space outside its strings, which is what weft's own
 // encodings are; anything else goes through json.Compact, as encoding/json
 // would. When an encoder fails (a RawMessage that is not JSON, or an empty
-// one where encoding/json writes it anyway), marshalRoom encodes the value
+// one where encoding/json writes it anyway), marshalSealable encodes the value
 // with encoding/json instead, so that the error is the one it always was.
 
 // hotEncoder is implemented by the data structs that have a hand-written

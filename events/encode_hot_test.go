@@ -101,11 +101,11 @@ func hotCases() map[string]hotEncoder {
 }
 
 // checkSameEncoding fails t unless v's hand-written encoder writes what
-// encoding/json writes (or both fail), and marshalRoom writes it too,
+// encoding/json writes (or both fail), and marshalSealable writes it too,
 // with its value and with a pointer to it.
 func checkSameEncoding(t *testing.T, v hotEncoder) {
 	t.Helper()
-	want, wantErr := marshalReflect(v, 0)
+	want, wantErr := marshalReflect(v)
 	got, err := v.appendJSON([]byte("prefix"))
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("%#v: hand-written error %v, encoding/json error %v", v, err, wantErr)
@@ -114,15 +114,15 @@ func checkSameEncoding(t *testing.T, v hotEncoder) {
 		t.Fatalf("%#v:\nhand-written %q\nencoding/json %q", v, got[len("prefix"):], want)
 	}
 	for _, x := range []any{v, pointerTo(v)} {
-		room, roomErr := marshalRoom(x, sealLen)
+		room, roomErr := marshalSealable(x)
 		if (roomErr == nil) != (wantErr == nil) || !bytes.Equal(room, want) {
-			t.Fatalf("%#v: marshalRoom %q, %v; encoding/json %q, %v", x, room, roomErr, want, wantErr)
+			t.Fatalf("%#v: marshalSealable %q, %v; encoding/json %q, %v", x, room, roomErr, want, wantErr)
 		}
 		if roomErr != nil && roomErr.Error() != wantErr.Error() {
-			t.Fatalf("%#v: marshalRoom error %q, encoding/json error %q", x, roomErr, wantErr)
+			t.Fatalf("%#v: marshalSealable error %q, encoding/json error %q", x, roomErr, wantErr)
 		}
 		if roomErr == nil && cap(room)-len(room) < sealLen {
-			t.Fatalf("%#v: marshalRoom left %d bytes of room, want %d", x, cap(room)-len(room), sealLen)
+			t.Fatalf("%#v: marshalSealable left %d bytes of room, want %d", x, cap(room)-len(room), sealLen)
 		}
 	}
 }
@@ -170,6 +170,71 @@ func TestHotEncodersCoverTheirTypes(t *testing.T) {
 	}
 	if len(seen) != 8 {
 		t.Fatalf("cases reach %d types, want 8: %v", len(seen), seen)
+	}
+}
+
+// TestHotEncodersWriteEveryField fills every exported field of each hot
+// type with a value that is not zero, so that a field which the
+// hand-written encoder leaves out (an omitempty one above all, which the
+// named-field cases leave zero) makes it differ from encoding/json.
+func TestHotEncodersWriteEveryField(t *testing.T) {
+	hot := reflect.TypeFor[hotEncoder]()
+	n := 0
+	for typ, s := range catalogue {
+		if !s.goType.Implements(hot) {
+			continue
+		}
+		n++
+		v := reflect.New(s.goType).Elem()
+		fillNonZero(t, v)
+		t.Run(string(typ), func(t *testing.T) { checkSameEncoding(t, v.Interface().(hotEncoder)) })
+	}
+	if n != 8 {
+		t.Fatalf("the catalogue has %d hot types, want 8", n)
+	}
+}
+
+// fillNonZero sets v, and every exported field, element and pointee
+// under it, to a value that is not zero: strings "x", numbers 1, bools
+// true, json.RawMessage `1`, slices of one element, maps of one key.
+func fillNonZero(t *testing.T, v reflect.Value) {
+	t.Helper()
+	if v.Type() == reflect.TypeFor[json.RawMessage]() {
+		v.SetBytes([]byte("1"))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillNonZero(t, v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillNonZero(t, v.Index(0))
+	case reflect.Map:
+		k := reflect.New(v.Type().Key()).Elem()
+		e := reflect.New(v.Type().Elem()).Elem()
+		fillNonZero(t, k)
+		fillNonZero(t, e)
+		v.Set(reflect.MakeMapWithSize(v.Type(), 1))
+		v.SetMapIndex(k, e)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillNonZero(t, v.Field(i))
+			}
+		}
+	default:
+		t.Fatalf("fillNonZero: no non-zero value for a %s", v.Type())
 	}
 }
 

@@ -107,9 +107,7 @@ func removePath(data json.RawMessage, path []string) (json.RawMessage, bool, err
 // HTML characters (so the values keep their bytes).
 func encodeObject(obj map[string]json.RawMessage) (json.RawMessage, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
+	if err := newCompactEncoder(&b).Encode(obj); err != nil {
 		return nil, err
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil

@@ -67,13 +67,11 @@ func sealOf(typ Type, sv int, data []byte) uint64 {
 	return maphash.Bytes(sealSeed, in[:])
 }
 
-// seal returns data (which the caller owns) with its seal for typ at sv
-// in the sealLen bytes after its end.
+// seal returns data (which the caller owns, with sealLen bytes of
+// capacity after its end, as marshalSealable leaves) with its seal for typ
+// at sv in those bytes.
 func seal(typ Type, sv int, data []byte) json.RawMessage {
 	n := len(data)
-	if cap(data)-n < sealLen {
-		data = append(make([]byte, 0, n+sealLen), data...)
-	}
 	binary.LittleEndian.PutUint64(data[n:n+sealLen], sealOf(typ, sv, data))
 	return data[: n : n+sealLen]
 }
@@ -110,7 +108,7 @@ func NewData(typ Type, data any) (json.RawMessage, error) {
 	if v := reflect.ValueOf(data); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, &Error{Op: "new event", Err: fmt.Errorf("%w: data of %s is a nil %s", ErrMalformed, typ, v.Type())}
 	}
-	raw, err := marshalRoom(data, sealLen)
+	raw, err := marshalSealable(data)
 	if err != nil {
 		return nil, &Error{Op: "new event", Err: fmt.Errorf("%w: encode data of %s: %v", ErrMalformed, typ, err)}
 	}

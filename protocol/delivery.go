@@ -27,6 +27,10 @@ const (
 	// MissedHeartbeats is how many heartbeat intervals may pass without
 	// any report of a call before the node sends it again.
 	MissedHeartbeats = 4
+	// HeartbeatDeadline is how long a call may go without any report
+	// before the node sends it again (MissedHeartbeats heartbeat
+	// intervals), and the pool consumer's acknowledgement wait.
+	HeartbeatDeadline = MissedHeartbeats * WorkerHeartbeat
 	// MaxDeliveries is how many times a node sends a call to workers
 	// before it gives up with an execution error. A worker cut off from
 	// the network without its connection closing (stopped, partitioned)

@@ -95,14 +95,14 @@ func WorkerQueueStreamConfig(s bus.Subjects, replicas int) jetstream.StreamConfi
 // the workers of pool share: every call of the pool, acknowledged
 // explicitly by the worker that takes it (after its first heartbeat) and
 // given to another worker if no acknowledgement came within the heartbeat
-// deadline (MissedHeartbeats × WorkerHeartbeat).
+// deadline (HeartbeatDeadline).
 func WorkerPoolConsumerConfig(s bus.Subjects, pool string) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       "pool_" + pool,
 		Description:   "weft: the workers of pool " + pool,
 		FilterSubject: s.Root() + ".worker.queue." + pool + ".>",
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       MissedHeartbeats * WorkerHeartbeat,
+		AckWait:       HeartbeatDeadline,
 		MaxDeliver:    -1,
 		MaxAckPending: -1,
 		MaxWaiting:    4096,

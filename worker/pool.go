@@ -111,7 +111,7 @@ const WorkerPullRetry = time.Second
 // poolAckWait bounds the wait for the server's confirmation of a pooled
 // call's acknowledgement: half the node's heartbeat deadline, so that the
 // call's next heartbeat, sent when it is served, still comes in time.
-const poolAckWait = protocol.MissedHeartbeats * protocol.WorkerHeartbeat / 2
+const poolAckWait = protocol.HeartbeatDeadline / 2
 
 // takePooled runs a call pulled from the pool: it reports a first
 // heartbeat, then acknowledges the message (so that a worker that dies in

@@ -103,8 +103,12 @@ func New(opts ...Option) *Store {
 }
 
 // batches are the arrays Append prepares batches in (it copies each
-// event into the log).
+// event into the log). An array longer than maxPooledBatch is not kept.
 var batches = sync.Pool{New: func() any { return new([]events.Event) }}
+
+// maxPooledBatch is the capacity past which Append lets a batch array go
+// rather than keep it in batches for every later append.
+const maxPooledBatch = 64
 
 // Append implements events.Appender. It does not block beyond taking the
 // store's lock.
@@ -117,7 +121,12 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	}
 	bp := batches.Get().(*[]events.Event)
 	defer func() {
-		clear((*bp)[:cap(*bp)]) // let the events' data go
+		if cap(*bp) > maxPooledBatch {
+			return
+		}
+		// Let the events' data go: PrepareAppendInto wrote at most
+		// len(evs) events, into this array only when they fitted.
+		clear((*bp)[:min(len(evs), cap(*bp))])
 		batches.Put(bp)
 	}()
 	batch, err := events.PrepareAppendInto(*bp, stream, evs, s.maxData)

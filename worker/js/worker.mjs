@@ -551,7 +551,13 @@ async function takePooled(m) {
   }
   publish(reply, { type: "heartbeat", call_id: req.call_id, tool: name });
   try {
-    await m.ackAck({ timeout: POOL_ACK_CONFIRM_MS });
+    // ackAck rejects on a timeout or an error, and resolves false when it
+    // sent nothing (no reply subject, or already acknowledged): either way
+    // the call is not confirmed as this worker's, so it is not run.
+    if (!(await m.ackAck({ timeout: POOL_ACK_CONFIRM_MS }))) {
+      console.error(`weft js worker: pooled call ${m.subject} not served: its acknowledgement was not sent`);
+      return;
+    }
   } catch (e) {
     console.error(`weft js worker: pooled call ${m.subject} not served: its acknowledgement was not confirmed: ${e?.message ?? e}`);
     return;
