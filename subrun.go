@@ -174,10 +174,30 @@ func (s *subruns) cancelChildren(ctx context.Context, session, run, status strin
 	if r == nil {
 		return
 	}
+	reg, _ := s.rt.host.RunRegistry(session, run)
 	for _, call := range mayHaveChild(r) {
+		if !isAgentTool(reg, callTool(r, call)) {
+			continue
+		}
 		child, childRun := childIDs(session, run, call)
+		// A child that was never started has nothing to cancel: one read
+		// of its stream says so, where a command would start its session
+		// (and, on a cluster, take its lease) only to be refused.
+		if cst, err := s.rt.host.ReadSession(ctx, child); err == nil && cst.Runs[childRun] == nil {
+			continue
+		}
 		s.cancelChild(ctx, child, childRun, "the parent run was "+status)
 	}
+}
+
+// callTool returns the name call of run r was called by.
+func callTool(r *actors.RunState, call string) string {
+	for _, c := range r.Batch {
+		if c.ID == call {
+			return c.Tool
+		}
+	}
+	return ""
 }
 
 // cancelChild cancels child run run of session unless it has ended.
