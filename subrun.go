@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/events"
@@ -220,8 +219,10 @@ func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (i
 	host := s.rt.host
 	reg, _ := host.RunRegistry(session, run)
 	agent := func(name string) bool { return isAgentTool(reg, name) }
-	if batch, ok := host.RunBatch(session, run); ok && slices.ContainsFunc(batch, func(c actors.BatchCall) bool { return c.ID == call }) {
-		return fanOutPosition(batch, call, agent), nil
+	if batch, ok := host.RunBatch(session, run); ok {
+		if n, found := fanOutPosition(batch, call, agent); found {
+			return n, nil
+		}
 	}
 	st, err := host.ReadSession(ctx, session)
 	if err != nil {

@@ -68,8 +68,8 @@ func TestFanOutPosition(t *testing.T) {
 	batch := []actors.BatchCall{{ID: "c1", Tool: "a"}, {ID: "c2", Tool: "x"}, {ID: "c3", Tool: "b"}, {ID: "c4", Tool: "a"}}
 	agent := func(tool string) bool { return tool != "x" }
 	for call, want := range map[string]int{"c1": 1, "c2": 1, "c3": 2, "c4": 3, "c9": 4} {
-		if got := fanOutPosition(batch, call, agent); got != want {
-			t.Errorf("fanOutPosition(%s) = %d; want %d", call, got, want)
+		if got, found := fanOutPosition(batch, call, agent); got != want || found != (call != "c9") {
+			t.Errorf("fanOutPosition(%s) = %d, %v; want %d, %v", call, got, found, want, call != "c9")
 		}
 	}
 }
