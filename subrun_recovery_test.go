@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,5 +240,3 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 		})
 	}
 }
-
-var _ atomic.Int32
