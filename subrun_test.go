@@ -85,10 +85,10 @@ func settle(t *testing.T, sess *weft.Session, runID string) *weft.Result {
 
 // runSettled runs prompt in a new session of a and returns the session
 // and the run's result once it has settled.
-func runSettled(t *testing.T, a *weft.Agent, prompt string) (*weft.Session, *weft.Result) {
+func runSettled(t *testing.T, a *weft.Agent, prompt string, opts ...weft.RunOption) (*weft.Session, *weft.Result) {
 	t.Helper()
 	sess := a.NewSession()
-	res, err := sess.Run(t.Context(), prompt)
+	res, err := sess.Run(t.Context(), prompt, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
