@@ -2,6 +2,7 @@ package weft
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -153,13 +154,25 @@ func (at *agentTool) call(ctx context.Context, tc *toolsets.ToolContext, a agent
 	}
 	child, runID := childIDs(tc.SessionID, tc.RunID, tc.CallID)
 	ref := actors.ParentRef{SessionID: tc.SessionID, RunID: tc.RunID, ToolCallID: tc.CallID, Depth: depth}
-	md := map[string]any{actors.MetaParent: map[string]any{"session_id": ref.SessionID, "run_id": ref.RunID, "tool_call_id": ref.ToolCallID, "depth": ref.Depth}}
+	md := map[string]any{actors.MetaParent: metaValue(ref)}
 	if _, err := at.agent.Session(child).Start(ctx, a.Prompt, WithRunID(runID), WithMetadata(md)); err != nil {
 		return nil, fmt.Errorf("start the sub-run of agent %q: %w", at.agent.Name(), err)
 	}
 	return nil, toolsets.CallDeferred("sub-run of agent "+at.agent.Name(), map[string]any{
-		MetaSubrun: map[string]any{"session_id": child, "run_id": runID, "agent": at.agent.Name(), "depth": depth},
+		MetaSubrun: metaValue(actors.SubrunRef{SessionID: child, RunID: runID, Agent: at.agent.Name(), Depth: depth}),
 	})
+}
+
+// metaValue returns ref, a typed metadata value (actors.ParentRef,
+// actors.SubrunRef), as the map it encodes to, so that the struct's tags
+// are the one spelling of its keys. The map, not the struct, is what is
+// recorded: a map's keys encode sorted, a struct's in field order, and
+// the events recorded so far have them sorted.
+func metaValue(ref any) map[string]any {
+	b, _ := json.Marshal(ref) // strings and ints: it cannot fail
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
 }
 
 // subrunNamespace derives the ids of child sessions and runs.

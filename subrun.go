@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/events"
@@ -174,10 +173,30 @@ func (s *subruns) cancelChildren(ctx context.Context, session, run, status strin
 	if r == nil {
 		return
 	}
+	reg, _ := s.rt.host.RunRegistry(session, run)
 	for _, call := range mayHaveChild(r) {
+		if !isAgentTool(reg, callTool(r, call)) {
+			continue
+		}
 		child, childRun := childIDs(session, run, call)
+		// A child that was never started has nothing to cancel: one read
+		// of its stream says so, where a command would start its session
+		// (and, on a cluster, take its lease) only to be refused.
+		if cst, err := s.rt.host.ReadSession(ctx, child); err == nil && cst.Runs[childRun] == nil {
+			continue
+		}
 		s.cancelChild(ctx, child, childRun, "the parent run was "+status)
 	}
+}
+
+// callTool returns the name call of run r was called by.
+func callTool(r *actors.RunState, call string) string {
+	for _, c := range r.Batch {
+		if c.ID == call {
+			return c.Tool
+		}
+	}
+	return ""
 }
 
 // cancelChild cancels child run run of session unless it has ended.
@@ -200,8 +219,10 @@ func (s *subruns) fanOutIndex(ctx context.Context, session, run, call string) (i
 	host := s.rt.host
 	reg, _ := host.RunRegistry(session, run)
 	agent := func(name string) bool { return isAgentTool(reg, name) }
-	if batch, ok := host.RunBatch(session, run); ok && slices.ContainsFunc(batch, func(c actors.BatchCall) bool { return c.ID == call }) {
-		return fanOutPosition(batch, call, agent), nil
+	if batch, ok := host.RunBatch(session, run); ok {
+		if n, found := fanOutPosition(batch, call, agent); found {
+			return n, nil
+		}
 	}
 	st, err := host.ReadSession(ctx, session)
 	if err != nil {

@@ -41,19 +41,19 @@ func isAgentTool(reg *toolsets.Registry, name string) bool {
 }
 
 // fanOutPosition returns the position (from 1) of call among the calls of
-// batch that agent reports as calls of agent tools, in model order; a call
-// not in batch comes after them all.
-func fanOutPosition(batch []actors.BatchCall, call string, agent func(tool string) bool) int {
+// batch that agent reports as calls of agent tools, in model order, and
+// whether call is in batch; a call not in batch comes after them all.
+func fanOutPosition(batch []actors.BatchCall, call string, agent func(tool string) bool) (int, bool) {
 	n := 0
 	for _, c := range batch {
 		if agent(c.Tool) {
 			n++
 		}
 		if c.ID == call {
-			return n
+			return n, true
 		}
 	}
-	return n + 1
+	return n + 1, false
 }
 
 // fanOutInSession returns the position (from 1) of call among the calls
@@ -72,7 +72,8 @@ func fanOutInSession(st *actors.SessionState, run, call string, agent func(tool 
 	for i, c := range r.Batch {
 		batch[i] = actors.BatchCall{ID: c.ID, Tool: c.Tool}
 	}
-	return fanOutPosition(batch, call, agent), nil
+	n, _ := fanOutPosition(batch, call, agent)
+	return n, nil
 }
 
 // mayHaveChild returns the ids of the calls of run r's current batch that

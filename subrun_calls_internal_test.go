@@ -68,8 +68,8 @@ func TestFanOutPosition(t *testing.T) {
 	batch := []actors.BatchCall{{ID: "c1", Tool: "a"}, {ID: "c2", Tool: "x"}, {ID: "c3", Tool: "b"}, {ID: "c4", Tool: "a"}}
 	agent := func(tool string) bool { return tool != "x" }
 	for call, want := range map[string]int{"c1": 1, "c2": 1, "c3": 2, "c4": 3, "c9": 4} {
-		if got := fanOutPosition(batch, call, agent); got != want {
-			t.Errorf("fanOutPosition(%s) = %d; want %d", call, got, want)
+		if got, found := fanOutPosition(batch, call, agent); got != want || found != (call != "c9") {
+			t.Errorf("fanOutPosition(%s) = %d, %v; want %d, %v", call, got, found, want, call != "c9")
 		}
 	}
 }
@@ -168,5 +168,58 @@ func TestFanOutInSession(t *testing.T) {
 	}
 	if n, err := fanOutInSession(st, "gone", "c1", agent); err == nil {
 		t.Errorf("fanOutInSession of a run the session lacks = %d; want an error", n)
+	}
+}
+
+// TestCancelSendsNoCommandToAbsentChild: a run cancelled with only a
+// plain tool in flight, on a runtime with an agent tool, starts no session
+// for the child its call would have had: nothing is cancelled there.
+func TestCancelSendsNoCommandToAbsentChild(t *testing.T) {
+	rt, err := Start(t.Context(), Config{Store: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	type noArgs struct{}
+	entered := make(chan struct{})
+	slow, err := toolsets.NewContextFunc("slow", func(ctx context.Context, _ *toolsets.ToolContext, _ noArgs) (any, error) {
+		close(entered)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper, err := rt.NewAgent("helper", AgentConfig{Model: llm.AlwaysText("ok")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := AgentTool(helper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llm.Func(func(context.Context, *llm.Request) (*llm.Response, error) {
+		return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "slow", Arguments: []byte(`{}`)}}}, nil
+	})
+	lead, err := rt.NewAgent("lead", AgentConfig{Model: model, Tools: []toolsets.Tool{at, slow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := lead.NewSession()
+	runID, err := sess.Start(t.Context(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	if err := sess.Cancel(t.Context(), runID, "bob", "stop"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := sess.Settle(t.Context(), runID); err != nil || res.Status != StatusCancelled {
+		t.Fatalf("run %+v, %v; want cancelled", res, err)
+	}
+	rt.subs().cancelChildren(t.Context(), sess.ID(), runID, "cancelled")
+	child, _ := childIDs(sess.ID(), runID, "c1")
+	if rt.host.Drives(child) {
+		t.Error("cancelling the parent started a session for a child that never was")
 	}
 }

@@ -53,12 +53,8 @@ print(helper(prompt="c"))`)},
 			model := llm.NewScripted(llm.ScriptToolCalls(tc.calls...), llm.ScriptText("done"))
 			env := &codemode.Env{Tools: []toolsets.Tool{at}}
 			boss := newAgentNamed(t, rt, "boss", weft.AgentConfig{Model: model, Tools: []toolsets.Tool{at, codemode.NewTool(env)}})
-			sess := boss.NewSession()
-			res, err := sess.Run(t.Context(), "go", tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res = settle(t, sess, res.RunID); res.Status != weft.StatusCompleted {
+			sess, res := runSettled(t, boss, "go", tc.opts...)
+			if res.Status != weft.StatusCompleted {
 				t.Fatalf("parent %s %v", res.Status, res.Err)
 			}
 			kinds := returnKinds(t, rt, sess.ID())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,29 +184,39 @@ func TestAgentToolKilledMidWait(t *testing.T) {
 
 // TestRecoverSettlesSubruns: a child that ended where nothing delivered
 // its end (a runtime without agent tools) is delivered by the next
-// Recover; a child whose parent was cancelled where nothing cancelled it
-// is cancelled by Recover (an orphan).
+// Recover, a damaged running session elsewhere in the log (whose fold
+// refuses an event) notwithstanding, which Recover still reports; a child
+// whose parent was cancelled where nothing cancelled it is cancelled by
+// Recover (an orphan).
 func TestRecoverSettlesSubruns(t *testing.T) {
-	for _, orphan := range []bool{false, true} {
-		t.Run(map[bool]string{false: "settle", true: "orphan"}[orphan], func(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		orphan, damaged bool
+	}{
+		{name: "settle"},
+		{name: "orphan", orphan: true},
+		{name: "damaged", damaged: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orphan := tc.orphan
 			store := memstore.New()
 			t.Cleanup(func() { store.Close() })
-			start := func(agentTools bool) (*weft.Runtime, *weft.Agent, *weft.Agent) {
+			start := func(agentTools bool, want error) (*weft.Runtime, *weft.Agent, *weft.Agent) {
 				rt := startOn(t, store)
 				lead, deployer, err := subrunAgents(rt, agentTools)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := rt.Recover(t.Context()); err != nil {
-					t.Fatal(err)
+				if _, err := rt.Recover(t.Context()); !errors.Is(err, want) {
+					t.Fatalf("Recover: %v, want %v", err, want)
 				}
 				return rt, lead, deployer
 			}
-			rt1, lead, _ := start(true)
+			rt1, lead, _ := start(true, nil)
 			sess, runID, it := waitingForSubrun(t, lead)
 			rt1.Close()
 
-			rt2, lead, deployer := start(false)
+			rt2, lead, deployer := start(false, nil)
 			if orphan {
 				if err := lead.Session(sess.ID()).Cancel(t.Context(), runID, "bob", "stop"); err != nil {
 					t.Fatal(err)
@@ -226,7 +235,19 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 			}
 			rt2.Close()
 
-			_, lead, deployer = start(true)
+			var want error
+			if tc.damaged {
+				// A running session whose fold refuses an event: damaged.
+				bad := []events.Event{
+					events.MustNew(events.TypeRunStarted, events.RunStarted{Agent: "lead", Input: []byte(`"hi"`)}, events.WithSession("bad"), events.WithRun("r1")),
+					events.MustNew(events.TypeRunResumed, events.RunResumed{}, events.WithSession("bad"), events.WithRun("r9")),
+				}
+				if _, err := store.Append(t.Context(), events.SessionStream("bad"), events.NoStream, bad...); err != nil {
+					t.Fatal(err)
+				}
+				want = weft.ErrSessionDamaged
+			}
+			_, lead, deployer = start(true, want)
 			if orphan {
 				cres := settle(t, deployer.Session(it.SessionID), it.RunID)
 				if cres.Status != weft.StatusCancelled {
@@ -241,5 +262,3 @@ func TestRecoverSettlesSubruns(t *testing.T) {
 		})
 	}
 }
-
-var _ atomic.Int32

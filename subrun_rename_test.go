@@ -12,12 +12,14 @@ import (
 
 // renamings offer an agent tool named "helper" under another name: the
 // wrappers that rename tools must not let it escape the sub-run limits or
-// the cancellation of its children.
+// the cancellation of its children. The first offers it as is, under its
+// own name.
 var renamings = []struct {
 	name   string
 	called string // the name the model calls the tool by
 	wrap   func(toolsets.Toolset) (toolsets.Toolset, error)
 }{
+	{"as is", "helper", func(ts toolsets.Toolset) (toolsets.Toolset, error) { return ts, nil }},
 	{"prefixed", "team_helper", func(ts toolsets.Toolset) (toolsets.Toolset, error) { return toolsets.Prefixed(ts, "team") }},
 	{"renamed", "assistant", func(ts toolsets.Toolset) (toolsets.Toolset, error) {
 		return toolsets.Renamed(ts, map[string]string{"helper": "assistant"})
@@ -39,8 +41,9 @@ func renamedAgentTool(t *testing.T, at toolsets.Tool, wrap func(toolsets.Toolset
 	return w
 }
 
-// TestRenamedAgentToolFanOut: the calls of a renamed agent tool past its
-// fan-out limit are refused as those of the tool under its own name are.
+// TestRenamedAgentToolFanOut: the calls of an agent tool past its fan-out
+// limit are refused with a *SubrunLimitError the model sees as a user
+// error, under its own name or another.
 func TestRenamedAgentToolFanOut(t *testing.T) {
 	for _, rn := range renamings {
 		t.Run(rn.name, func(t *testing.T) {

@@ -158,22 +158,11 @@ func TestReload(t *testing.T) {
 // removed agent is not retired.
 func TestReloadRetireFailsFirst(t *testing.T) {
 	rt := startRuntime(t)
-	f1, err := agentspec.Parse("agents.yaml", []byte(threeAgents("", "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h1, err := f1.Register(t.Context(), rt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h1.Close()
+	f1, h1 := registerFile(t, rt, threeAgents("", ""))
 	if err := rt.WithdrawAgent("writer", h1.Version("writer")); err != nil {
 		t.Fatal(err)
 	}
-	f2, err := agentspec.Parse("agents.yaml", []byte("version: 1\nagents:\n  - name: planner\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n    instructions: [plan]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f2 := parseFile(t, "version: 1\nagents:\n  - name: planner\n    model: {name: 'openai-compatible:m', base_url: 'http://127.0.0.1:1/v1'}\n    instructions: [plan]\n")
 	_, ch, err := f2.Reload(t.Context(), rt, h1, nil)
 	var se *agentspec.Error
 	if !errors.As(err, &se) || !strings.Contains(se.Msg, "writer") {

@@ -268,38 +268,27 @@ var kubeRef = regexp.MustCompile(`\$\([A-Za-z_][A-Za-z0-9_]*\)`)
 // value.
 type cliFlags map[string]bool
 
-var (
-	buildOnce sync.Once
-	weftBin   string
-	buildErr  error
-)
+// binDir is where weftBuild puts the weft binary, made and removed by
+// TestMain.
+var binDir string
 
-// weftCLI builds cmd/weft once per test binary and returns its path.
-func weftCLI(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weft-deploy-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		weftBin = filepath.Join(dir, "weft")
-		out, err := exec.Command("go", "build", "-o", weftBin, "../cmd/weft").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/weft: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+// weftBuild builds cmd/weft once per test binary and returns its path.
+var weftBuild = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binDir, "weft")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/weft").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/weft: %v\n%s", err, out)
 	}
-	return weftBin
-}
+	return bin, nil
+})
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if weftBin != "" {
-		_ = os.RemoveAll(filepath.Dir(weftBin))
+	var err error
+	if binDir, err = os.MkdirTemp("", "weft-deploy-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	code := m.Run()
+	_ = os.RemoveAll(binDir)
 	os.Exit(code)
 }
 
@@ -309,17 +298,30 @@ func TestMain(m *testing.M) {
 // the column gap or the end of the line.
 var flagLine = regexp.MustCompile(`^\s+(?:-[a-zA-Z0-9], )?--([a-zA-Z0-9][a-zA-Z0-9-]*)(?: (\S+))?(?:\s{2,}.*)?$`)
 
-// helpOf runs `weft args... --help` and returns what it printed. Asked-for
-// help goes to stdout and exits 0.
+// helpOf runs `weft args... --help` and returns what it printed (help).
 func helpOf(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(weftCLI(t), append(args, "--help")...)
+	out, err := help(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// help runs `weft args... --help` and returns what it printed. Asked-for
+// help goes to stdout and exits 0.
+func help(args ...string) (string, error) {
+	bin, err := weftBuild()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(bin, append(args, "--help")...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("weft %s --help: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		return "", fmt.Errorf("weft %s --help: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
+	return stdout.String(), nil
 }
 
 // parseFlags reads the flag lines of a usage text.
@@ -367,27 +369,25 @@ func subcommandFlags(t *testing.T, sub string) cliFlags {
 	return flags
 }
 
-var (
-	rootGlobalOnce  sync.Once
-	rootGlobal      cliFlags
-	rootGlobalUsage string
-)
+// rootHelp runs `weft --help` once for the whole test binary.
+var rootHelp = sync.OnceValues(func() (string, error) { return help() })
 
-// rootGlobalFlags returns the global flags `weft --help` describes (run
-// once for the whole test binary), by name: whether each takes a value.
+// rootGlobalFlags returns the global flags `weft --help` describes, by
+// name: whether each takes a value.
 func rootGlobalFlags(t *testing.T) cliFlags {
 	t.Helper()
-	rootGlobalOnce.Do(func() {
-		rootGlobalUsage = helpOf(t)
-		if _, part, ok := strings.Cut(rootGlobalUsage, "global flags"); ok {
-			rootGlobal = cliFlags{}
-			parseFlags(part, rootGlobal)
-		}
-	})
-	if len(rootGlobal) == 0 {
-		t.Fatalf("weft --help lists no global flags:\n%s", rootGlobalUsage)
+	usage, err := rootHelp()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return rootGlobal
+	global := cliFlags{}
+	if _, part, ok := strings.Cut(usage, "global flags"); ok {
+		parseFlags(part, global)
+	}
+	if len(global) == 0 {
+		t.Fatalf("weft --help lists no global flags:\n%s", usage)
+	}
+	return global
 }
 
 // parseArgs checks args (after the subcommand) against flags the way the

@@ -1,5 +1,7 @@
 package toolsets
 
+import "reflect"
+
 // Tool returns the tool registered as name, as it was registered (the
 // wrappers that show it under this name included), and whether there is
 // one. Use [Find] to reach what it wraps.
@@ -20,9 +22,44 @@ func (r *Registry) Tool(name string) (Tool, bool) {
 // deep. It tells what a tool is whatever name or definition it is offered
 // under.
 func Find[T any](t Tool) (T, bool) {
-	if t == nil {
-		var zero T
-		return zero, false
+	for range 8 {
+		if t == nil {
+			break
+		}
+		if v, ok := t.(T); ok {
+			return v, true
+		}
+		var inner Tool
+		if u, ok := t.(interface{ Unwrap() Tool }); ok {
+			inner = u.Unwrap()
+		} else if e, ok := embeddedTool(t); ok {
+			inner = e
+		}
+		t = inner
 	}
-	return findTool[T](t)
+	var zero T
+	return zero, false
+}
+
+var toolType = reflect.TypeFor[Tool]()
+
+// embeddedTool returns the Tool embedded in struct (or *struct) t.
+func embeddedTool(t Tool) (Tool, bool) {
+	v := reflect.ValueOf(t)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Anonymous && f.Type == toolType && !v.Field(i).IsNil() {
+			return v.Field(i).Interface().(Tool), true
+		}
+	}
+	return nil, false
 }

@@ -62,7 +62,7 @@ func (t *funcTool[A, R]) ErrorHandlers() []ErrorHandler { return t.handlers }
 // ErrorHandlerOf returns the error handler name that tool t declared
 // (looking through wrappers).
 func ErrorHandlerOf(t Tool, name string) (ErrorHandler, bool) {
-	ht, ok := findTool[handlerTool](t)
+	ht, ok := Find[handlerTool](t)
 	if !ok {
 		return ErrorHandler{}, false
 	}
@@ -98,7 +98,7 @@ func ErrorHandlersOf(ret *Return) []string {
 // val, the handlers it registers; a Result naming a handler t does not
 // declare fails the call.
 func registerHandlers(t Tool, val any, ret Return) Return {
-	ht, ok := findTool[handlerTool](t)
+	ht, ok := Find[handlerTool](t)
 	if !ok || !ret.Success {
 		return ret
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -408,7 +407,7 @@ func (r *Registry) variables(inv Invocation) Variables {
 		r.mu.RLock()
 		defer r.mu.RUnlock()
 		for _, e := range r.order {
-			if src, ok := findTool[VariableSource](e.tool); ok {
+			if src, ok := Find[VariableSource](e.tool); ok {
 				if val, ok := src.LiveVariable(name); ok {
 					return val, true
 				}
@@ -417,50 +416,6 @@ func (r *Registry) variables(inv Invocation) Variables {
 		return nil, false
 	}
 	return v
-}
-
-// findTool returns t, or the first tool it wraps, that is a T.
-func findTool[T any](t Tool) (T, bool) {
-	for range 8 {
-		if v, ok := t.(T); ok {
-			return v, true
-		}
-		var inner Tool
-		if u, ok := t.(interface{ Unwrap() Tool }); ok {
-			inner = u.Unwrap()
-		} else if e, ok := embeddedTool(t); ok {
-			inner = e
-		}
-		if inner == nil {
-			break
-		}
-		t = inner
-	}
-	var zero T
-	return zero, false
-}
-
-var toolType = reflect.TypeFor[Tool]()
-
-// embeddedTool returns the Tool embedded in struct (or *struct) t.
-func embeddedTool(t Tool) (Tool, bool) {
-	v := reflect.ValueOf(t)
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return nil, false
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return nil, false
-	}
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		if f.Anonymous && f.Type == toolType && !v.Field(i).IsNil() {
-			return v.Field(i).Interface().(Tool), true
-		}
-	}
-	return nil, false
 }
 
 // attempt runs the tool once (attempt counts from 1), recovering a panic

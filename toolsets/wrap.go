@@ -210,7 +210,7 @@ func (o *overlay) Definition() Definition { return o.def.Clone() }
 
 // Unwrap returns the tool the overlay shows, so that what a tool declares
 // beyond its definition (error handlers, live variables) is found through
-// the wrappers (findTool).
+// the wrappers (Find).
 func (o *overlay) Unwrap() Tool { return o.inner }
 
 func (o *overlay) Call(ctx context.Context, tc *ToolContext, args json.RawMessage) (any, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -245,8 +246,21 @@ func startNode(ctx context.Context, cfg nodeConfig) (_ *node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
+	if cfg.obs != nil {
+		logQuarantined(cfg.obs.log, hitl.Poison())
+	}
 	n.waiting = waitingSessions(q)
 	return n, nil
+}
+
+// logQuarantined logs the events the HITL queue's fold quarantined at
+// start-up: a waiting session whose event it refused is missing from the
+// sessions the node reports waiting.
+func logQuarantined(log *slog.Logger, poison []*events.PoisonError) {
+	for _, p := range poison {
+		log.Error("hitl queue: an event is quarantined, its session may be missing from the waiting ones",
+			"session", p.SessionID(), "stream", p.Stream, "position", p.Position, "type", p.Type, "err", p.Err)
+	}
 }
 
 // waitingSessions returns the sessions whose runs wait for a decision in

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,11 +120,14 @@ func TestPoisonInTheLog(t *testing.T) {
 		t.Errorf("audit verify --json = %+v, want not OK with 3 quarantined and no broken chain", rep)
 	}
 
-	n, err = startNode(ctx, nodeConfig{dataDir: dir})
+	var logged bytes.Buffer
+	n, err = startNode(ctx, nodeConfig{dataDir: dir, obs: &observe{log: slog.New(slog.NewTextHandler(&logged, nil))}})
 	if err != nil {
 		t.Fatalf("a node on the poisoned log: %v, want it to start", err)
 	}
 	defer n.close()
+	// The HITL queue's fold refuses the stuck run's start: the node says so.
+	wantContains(t, "the node's log", logged.String(), "hitl queue: an event is quarantined", "session=stuck")
 	if len(n.damaged) != 1 || n.damaged[0].ID != "stuck" || !errors.Is(n.damaged[0].Err, events.ErrPoison) {
 		t.Errorf("recover: damaged %+v, want the running session stuck", n.damaged)
 	}
