@@ -141,8 +141,9 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 			// recs: the held events go alone, then recs as they would
 			// have without fusing (failTooLarge names the right one).
 			p.recs = all[:n]
-			err := a.writeFused(p, p.before, false, nil)
-			p = nil // put back by that call
+			q := p
+			p = nil // that call puts it back, even if it panics
+			err := a.writeFused(q, q.before, false, nil)
 			if err != nil {
 				return err
 			}
