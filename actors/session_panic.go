@@ -132,7 +132,7 @@ func (a *sessionActor) failPanicked(c actor.Context, msg string) (err error) {
 // answerPanic answers cmd (nil: none), unless it was answered already,
 // with sentinel and msg.
 func (a *sessionActor) answerPanic(cmd *command, sentinel error, msg string) {
-	if cmd == nil || cmd.answered {
+	if cmd == nil {
 		return
 	}
 	cmd.answer(CommandReply{Error: commandError(cmd.verb, a.id, sentinel, "%s", msg)})
