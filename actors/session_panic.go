@@ -152,14 +152,8 @@ func (a *sessionActor) stopPanicked(c actor.Context, why string) {
 	a.refuseHeld()
 	a.endRun(errSessionStopped)
 	a.pend, a.queued = nil, nil
-	h := a.h
-	h.mu.Lock()
-	if cur, ok := h.sessions[a.id]; ok && cur.pid.Equal(c.Self()) {
-		delete(h.sessions, a.id)
-	}
-	h.mu.Unlock()
-	a.passivated, a.broken = true, true
-	c.Poison(c.Self())
+	a.broken = true
+	a.leave(c)
 }
 
 // unsettledRun is the id of the run a stopping actor leaves unsettled:
