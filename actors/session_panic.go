@@ -144,16 +144,18 @@ func (a *sessionActor) answerPanic(cmd *command, sentinel error, msg string) {
 // this node is cancelled, and the run's watchers are told it was lost
 // (Host.lose): the command that started it was answered long ago, when the
 // panic came in the handling of anything else (a model's reply, a tool's
-// report).
+// report). The watchers are told last, once the host forgot the actor, so
+// that a command one sends on hearing it reaches the session's next actor.
 func (a *sessionActor) stopPanicked(c actor.Context, why string) {
-	if id := a.unsettledRun(); id != "" {
-		a.h.lose(a.id, id, why)
-	}
+	lost := a.unsettledRun()
 	a.refuseHeld()
 	a.endRun(errSessionStopped)
 	a.pend, a.queued = nil, nil
 	a.broken = true
 	a.leave(c)
+	if lost != "" {
+		a.h.lose(a.id, lost, why)
+	}
 }
 
 // unsettledRun is the id of the run a stopping actor leaves unsettled:
