@@ -116,15 +116,8 @@ func (h *Host) OnSettled(fn func(Outcome)) {
 // begins.
 func (h *Host) Go(fn func(ctx context.Context)) {
 	h.background(func() {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(h.life) // life ends when Close begins
 		defer cancel()
-		go func() {
-			select {
-			case <-h.done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		fn(ctx)
 	})
 }
