@@ -127,15 +127,7 @@ func floorSteps(run []record) [][2]int {
 // struct, and the typed value the session actor keeps beside it (see
 // record.extra).
 func recordedRun(tb testing.TB, store events.Store, calls int) []record {
-	h := newTestHost(tb, HostConfig{Conn: testNATS(tb)(), Store: store})
-	asks := make([]llm.ToolCall, calls)
-	for i := range asks {
-		asks[i] = llm.ToolCall{ID: "c" + strconv.Itoa(i), Name: "echo", Arguments: json.RawMessage(`{"env":"prod"}`)}
-	}
-	model := llm.NewScripted(llm.ScriptToolCalls(asks...), llm.ScriptText("done"))
-	if err := h.Register(&AgentSpec{Name: "a", Model: model, Tools: []toolsets.Tool{coreTool(tb, "echo", toolsets.WithConcurrentSafe(true))}}); err != nil {
-		tb.Fatal(err)
-	}
+	h := fuseHost(tb, store, calls)
 	outcomes, stop := h.Watch("r1")
 	defer stop()
 	if _, err := h.Command(context.Background(), "s1", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}); err != nil {

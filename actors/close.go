@@ -36,7 +36,10 @@ func (h *Host) stopSessions(pids []*actor.PID) {
 	}
 	grace := time.AfterFunc(closeGrace, h.endStore)
 	defer grace.Stop()
-	for _, f := range stopped {
-		_ = f.Wait() // each ends by the deadline they share
+	for i, f := range stopped {
+		// Each ends by the deadline they share.
+		if err := f.Wait(); err != nil {
+			h.log.Warn("session actor did not stop", "pid", pids[i].Id, "err", err)
+		}
 	}
 }

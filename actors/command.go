@@ -24,18 +24,19 @@ type command struct {
 	// held: a resume that waited once for its run's tools to be prepared
 	// (see core.hold); it is not held again.
 	held bool
-	// answered: the actor answered it (see settlePanic).
+	// answered: it was answered (answer sends only the first answer).
 	answered bool
 }
 
-// answer replies to the command's caller, if one waits.
+// answer replies to the command's caller, if one waits, unless the
+// command was answered already: the first answer wins.
 func (c *command) answer(r CommandReply) {
+	if c.answered {
+		return
+	}
 	c.answered = true
 	if c.replyTo != nil {
-		select {
-		case c.replyTo <- r:
-		default: // answered already
-		}
+		c.replyTo <- r // its buffer holds the one answer
 	}
 	if c.reply != nil {
 		c.reply(r)

@@ -165,10 +165,12 @@ type effPrepare struct {
 type effCallModel struct{ req *llm.Request }
 
 // effDispatch runs a batch of calls: all at once, or one at a time in
-// model order when sequential.
+// model order when sequential. batch is every call of the run's current
+// response, for RunBatch.
 type effDispatch struct {
 	run        string
 	calls      []ToolRequest
+	batch      []BatchCall
 	sequential bool
 }
 

@@ -49,7 +49,8 @@ func (k core) runBatch(r *RunState) decision {
 		// batch is done, or waits.
 		return decision{recs: policy, split: true, carryOn: true}
 	}
-	d := effDispatch{run: r.ID, calls: reqs, sequential: sequentialBatch(batchTools(r.Batch), k.f.prep.Registry.Lookup)}
+	batch := batchCalls(r.Batch)
+	d := effDispatch{run: r.ID, calls: reqs, batch: batch, sequential: sequentialBatch(batch, k.f.prep.Registry.Lookup)}
 	return decision{recs: policy, split: true, effects: one(d)}
 }
 

@@ -35,23 +35,36 @@ func parentOf(md map[string]any) ParentRef {
 
 // ParentFrom reads a ParentRef from the value of run metadata MetaParent
 // (zero when it does not decode).
-func ParentFrom(v any) ParentRef {
-	var p ParentRef
+func ParentFrom(v any) ParentRef { return refFrom[ParentRef](v) }
+
+// refFrom reads a T from a metadata value: a T, a *T, its JSON, or
+// anything that encodes to its JSON (the map a T decodes to from the
+// log); zero when v is nil or does not decode.
+func refFrom[T any](v any) T {
+	var r T
 	switch x := v.(type) {
-	case ParentRef:
+	case nil:
+		return r
+	case T:
 		return x
-	case *ParentRef:
+	case *T:
 		if x != nil {
 			return *x
 		}
-		return ParentRef{}
+		return r
+	case json.RawMessage:
+		if json.Unmarshal(x, &r) != nil {
+			var zero T
+			return zero
+		}
 	default:
 		b, err := json.Marshal(x)
-		if err != nil || json.Unmarshal(b, &p) != nil {
-			return ParentRef{}
+		if err != nil || json.Unmarshal(b, &r) != nil {
+			var zero T
+			return zero
 		}
 	}
-	return p
+	return r
 }
 
 // ParentOf returns the parent of a run with metadata md, and whether it
@@ -78,25 +91,7 @@ type SubrunRef struct {
 // SubrunFrom reads a SubrunRef from the value of deferred-call metadata
 // MetaSubrun: a SubrunRef, the map it encodes to, or its JSON (zero when
 // it does not decode).
-func SubrunFrom(v any) SubrunRef {
-	var r SubrunRef
-	switch x := v.(type) {
-	case nil:
-		return SubrunRef{}
-	case SubrunRef:
-		return x
-	case json.RawMessage:
-		if json.Unmarshal(x, &r) != nil {
-			return SubrunRef{}
-		}
-	default:
-		b, err := json.Marshal(x)
-		if err != nil || json.Unmarshal(b, &r) != nil {
-			return SubrunRef{}
-		}
-	}
-	return r
-}
+func SubrunFrom(v any) SubrunRef { return refFrom[SubrunRef](v) }
 
 // fill sets the parent fields of run.started.
 func (p ParentRef) fill(d *events.RunStarted) {
@@ -121,15 +116,8 @@ func (h *Host) OnSettled(fn func(Outcome)) {
 // begins.
 func (h *Host) Go(fn func(ctx context.Context)) {
 	h.background(func() {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(h.life) // life ends when Close begins
 		defer cancel()
-		go func() {
-			select {
-			case <-h.done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		fn(ctx)
 	})
 }

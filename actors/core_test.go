@@ -151,6 +151,7 @@ func eventsOf(d decision, want []evt) []evt {
 // compared by their command error code.
 var coreOpts = cmp.Options{
 	cmp.AllowUnexported(effReply{}, effPrepare{}, effCallModel{}, effDispatch{}),
+	cmpopts.IgnoreFields(effDispatch{}, "batch"),
 	cmpopts.IgnoreFields(events.ModelRequest{}, "Messages"),
 	cmpopts.IgnoreFields(events.ModelResponse{}, "Message"),
 	cmpopts.IgnoreFields(events.ToolReturned{}, "Return"),

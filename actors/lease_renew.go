@@ -28,12 +28,13 @@ func renewTimeout(ttl time.Duration) time.Duration { return min(leaseTimeout, tt
 // renewHeld renews, one after the other, every lease l holds, each bounded
 // by renewTimeout, and calls lost for each session whose lease another
 // node holds now. A renewal that fails is logged and left to the next
-// pass. It returns false, at once, when life ends (the host closes: the
-// leases are released or left to expire).
+// pass. It returns false, at once, when life ends (the host's close stops
+// the renewals, see stopOwnership: the leases are released or left to
+// expire).
 func renewHeld(life context.Context, l leaseRenewer, log *slog.Logger, lost func(session string)) bool {
 	for _, id := range l.Held() {
-		// Bound by the host's life: Close does not wait out a renewal in
-		// flight on a connection that cannot answer.
+		// Bound by life: Close does not wait out a renewal in flight on a
+		// connection that cannot answer.
 		ctx, cancel := context.WithTimeout(life, renewTimeout(l.TTL()))
 		ok, err := l.Renew(ctx, id)
 		cancel()

@@ -110,7 +110,7 @@ func (h *Host) executeLocal(req ToolRequest, deliver func(ToolReport)) {
 		r.CallID, r.Tool = req.CallID, req.Name
 		deliver(r)
 	}
-	v, ok := h.runs.Load(runKey(req.SessionID, req.RunID))
+	e, ok := h.runEntry(req.SessionID, req.RunID)
 	if !ok {
 		const msg = "this process has no tools prepared for the run"
 		content, _ := json.Marshal(msg)
@@ -119,7 +119,6 @@ func (h *Host) executeLocal(req ToolRequest, deliver func(ToolReport)) {
 		report(ToolReport{Type: ReportReturned, Return: &ret})
 		return
 	}
-	e := v.(*runEntry)
 	e.mu.RLock()
 	reg, meta := e.reg, e.meta
 	e.mu.RUnlock()

@@ -34,8 +34,13 @@ type Observer interface {
 	ToolContext(ctx context.Context, call ToolRequest) context.Context
 }
 
-// observe gives o the events of recs, as stored.
-func (a *sessionActor) observe(o Observer, recs []record, took time.Duration) {
+// observe gives the host's Observer, if any, the events of recs, as
+// stored.
+func (a *sessionActor) observe(recs []record, took time.Duration) {
+	o := a.h.cfg.Observer
+	if o == nil {
+		return
+	}
 	evs := make([]events.Event, len(recs))
 	for i := range recs {
 		evs[i] = recs[i].Event

@@ -15,8 +15,11 @@ const leaseTimeout = 5 * time.Second
 
 // ownership is the host's side of the session leases (HostConfig.Leases).
 type ownership struct {
-	stop chan struct{} // closed by Close: ends the renewal loop
-	done chan struct{} // closed when the renewal loop has ended
+	// ctx is the renewal loop's lifetime, cancelled by stopOwnership: it
+	// ends the loop and a renewal in flight, and WatchLeases with them.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the renewal loop has ended
 }
 
 // startOwnership subscribes to the commands forwarded to this node and
@@ -31,12 +34,13 @@ func (h *Host) startOwnership() (*nats.Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.own = &ownership{stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.own = &ownership{ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go h.renewLoop(h.own)
 	return sub, nil
 }
 
-// renewLoop renews the held leases every TTL/3 until o.stop is closed. A
+// renewLoop renews the held leases every TTL/3 until o.ctx ends. A
 // session whose lease another node took is stood down.
 func (h *Host) renewLoop(o *ownership) {
 	defer close(o.done)
@@ -45,11 +49,11 @@ func (h *Host) renewLoop(o *ownership) {
 	defer t.Stop()
 	for {
 		select {
-		case <-o.stop:
+		case <-o.ctx.Done():
 			return
 		case <-t.C:
 		}
-		if !renewHeld(h.life, l, h.log, func(id string) { h.standDown(id, nil) }) {
+		if !renewHeld(o.ctx, l, h.log, func(id string) { h.standDown(id, nil) }) {
 			return
 		}
 	}
@@ -212,7 +216,7 @@ func (h *Host) stopOwnership(release bool) {
 	if h.own == nil {
 		return
 	}
-	close(h.own.stop)
+	h.own.cancel()
 	<-h.own.done
 	if !release {
 		return

@@ -94,6 +94,13 @@ func (a *sessionActor) passivate(c actor.Context) {
 	if !a.quiet() {
 		return
 	}
+	a.leave(c)
+}
+
+// leave stops the actor: the host forgets it (if it is still the
+// session's actor), so a command sent from then on spawns the session's
+// next actor, and the actor poisons itself.
+func (a *sessionActor) leave(c actor.Context) {
 	h := a.h
 	h.mu.Lock()
 	if cur, ok := h.sessions[a.id]; ok && cur.pid.Equal(c.Self()) {

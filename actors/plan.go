@@ -2,17 +2,8 @@ package actors
 
 import "github.com/weft-run/weft/toolsets"
 
-// batchTools returns the tool names of a batch's calls, in model order.
-func batchTools(batch []*CallState) []string {
-	out := make([]string, len(batch))
-	for i, cs := range batch {
-		out[i] = cs.Tool
-	}
-	return out
-}
-
-// sequentialBatch decides whether the calls of one model response, naming
-// tools in model order, run one at a time in that order rather than all
+// sequentialBatch decides whether the calls of one model response, in
+// model order, run one at a time in that order rather than all
 // at once. lookup gives a tool's definition (false for a tool the
 // inventory lacks).
 //
@@ -23,9 +14,10 @@ func batchTools(batch []*CallState) []string {
 // batch keeps the seed's order when any called tool is Sequential
 // (whatever else it is) or any repeated tool is not ConcurrentSafe,
 // unknown tools included.
-func sequentialBatch(tools []string, lookup func(string) (toolsets.Definition, bool)) bool {
-	seen := make(map[string]bool, len(tools))
-	for _, name := range tools {
+func sequentialBatch(calls []BatchCall, lookup func(string) (toolsets.Definition, bool)) bool {
+	seen := make(map[string]bool, len(calls))
+	for _, call := range calls {
+		name := call.Tool
 		def, known := lookup(name)
 		if known && def.Sequential {
 			return true

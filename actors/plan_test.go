@@ -38,7 +38,11 @@ func TestSequentialBatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := sequentialBatch(tt.tools, lookup); got != tt.want {
+			calls := make([]BatchCall, len(tt.tools))
+			for i, tool := range tt.tools {
+				calls[i] = BatchCall{ID: string(rune('a' + i)), Tool: tool}
+			}
+			if got := sequentialBatch(calls, lookup); got != tt.want {
 				t.Errorf("sequentialBatch(%v) = %v, want %v", tt.tools, got, tt.want)
 			}
 		})

@@ -347,8 +347,7 @@ func (a *schedulerActor) sendRemote(c actor.Context, call ToolRequest) error {
 	if err != nil {
 		return err
 	}
-	if v, ok := a.h.runs.Load(runKey(call.SessionID, call.RunID)); ok {
-		e := v.(*runEntry)
+	if e, ok := a.h.runEntry(call.SessionID, call.RunID); ok {
 		e.mu.RLock()
 		call.Metadata = e.meta
 		e.mu.RUnlock()

@@ -29,11 +29,10 @@ type remoteAfter struct{ report ToolReport }
 
 // agentHooks returns the agent hooks of call's run and its run entry.
 func (a *schedulerActor) agentHooks(call ToolRequest) ([]toolsets.Hook, *runEntry) {
-	v, ok := a.h.runs.Load(runKey(call.SessionID, call.RunID))
+	e, ok := a.h.runEntry(call.SessionID, call.RunID)
 	if !ok {
 		return nil, nil
 	}
-	e := v.(*runEntry)
 	return e.hooks, e
 }
 

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -137,19 +138,11 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 			if aerr := a.applyStored(stream, recs[:n], res); aerr != nil {
 				return aerr
 			}
-			if o := a.h.cfg.Observer; o != nil {
-				a.observe(o, recs[:n], time.Since(t0))
-			}
+			a.observe(recs[:n], time.Since(t0))
 			a.h.publish(recs[:n])
 		}
 		if errors.Is(err, events.ErrWrongExpectedVersion) {
-			if st, rerr := a.h.ReadSession(ctx, a.id); rerr == nil {
-				a.st = st
-			}
-			// Another node appended: it drives the session now.
-			a.down = true
-			a.h.standDown(a.id, a.self)
-			err = fmt.Errorf("%w: %w", ErrSessionOwned, err)
+			err = a.standDownAfter(ctx, err)
 		}
 		a.h.log.Error("append", "session", a.id, "err", err)
 		if errors.Is(err, events.ErrPayloadTooLarge) {
@@ -160,12 +153,23 @@ func (a *sessionActor) write(steps bool, recs ...record) error {
 	if err := a.applyStored(stream, recs, res); err != nil {
 		return err
 	}
-	if o := a.h.cfg.Observer; o != nil {
-		a.observe(o, recs, time.Since(t0))
-	}
+	a.observe(recs, time.Since(t0))
 	a.h.publish(recs)
 	a.settled(before)
 	return nil
+}
+
+// standDownAfter handles an append the fence refused (err, a wrong
+// expected version): another node appended and drives the session now.
+// The actor reads the state it leaves from the stream, stands down and
+// appends nothing more; it returns err wrapped in ErrSessionOwned.
+func (a *sessionActor) standDownAfter(ctx context.Context, err error) error {
+	if st, rerr := a.h.ReadSession(ctx, a.id); rerr == nil {
+		a.st = st
+	}
+	a.down = true
+	a.h.standDown(a.id, a.self)
+	return fmt.Errorf("%w: %w", ErrSessionOwned, err)
 }
 
 // runStatus is a run's status before an append.

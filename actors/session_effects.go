@@ -119,12 +119,9 @@ func (a *sessionActor) dispatch(c actor.Context, e effDispatch) {
 		return
 	}
 	m.f = m.f.performed(e)
-	if r := a.st.Runs[e.run]; r != nil {
-		batch := batchCalls(r.Batch)
-		m.entry.mu.Lock()
-		m.entry.batch = batch
-		m.entry.mu.Unlock()
-	}
+	m.entry.mu.Lock()
+	m.entry.batch = e.batch
+	m.entry.mu.Unlock()
 	b := &scheduleBatch{runID: e.run, calls: e.calls, sequential: e.sequential}
 	m.scheduler, m.batch = a.h.startBatch(c, a, b), b
 }

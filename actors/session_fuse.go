@@ -2,7 +2,6 @@ package actors
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -141,8 +140,9 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 			// recs: the held events go alone, then recs as they would
 			// have without fusing (failTooLarge names the right one).
 			p.recs = all[:n]
-			err := a.writeFused(p, p.before, false, nil)
-			p = nil // put back by that call
+			q := p
+			p = nil // that call puts it back, even if it panics
+			err := a.writeFused(q, q.before, false, nil)
 			if err != nil {
 				return err
 			}
@@ -157,9 +157,7 @@ func (a *sessionActor) writeFused(p *pendingAppend, before []runStatus, steps bo
 	if err := a.applyStored(a.stream, all[n:], rest); err != nil {
 		return err
 	}
-	if o := a.h.cfg.Observer; o != nil {
-		a.observe(o, all, time.Since(t0))
-	}
+	a.observe(all, time.Since(t0))
 	a.h.publish(all)
 	for _, r := range p.replies {
 		if r.cmd != nil && r.e.err == nil {
@@ -210,19 +208,11 @@ func (a *sessionActor) reloadAfter(p *pendingAppend, err error, res events.Appen
 	if res.LastVersion != 0 && res.FirstVersion == p.base+1 && int(res.LastVersion-res.FirstVersion) < len(all) {
 		n := int(res.LastVersion - res.FirstVersion + 1)
 		stampHeld(a.stream, all[:n], res, p.baseHash, true)
-		if o := a.h.cfg.Observer; o != nil {
-			a.observe(o, all[:n], took)
-		}
+		a.observe(all[:n], took)
 		a.h.publish(all[:n])
 	}
 	if errors.Is(err, events.ErrWrongExpectedVersion) {
-		if st, rerr := a.h.ReadSession(a.store.get(), a.id); rerr == nil {
-			a.st = st
-		}
-		// Another node appended: it drives the session now.
-		a.down = true
-		a.h.standDown(a.id, a.self)
-		err = fmt.Errorf("%w: %w", ErrSessionOwned, err)
+		err = a.standDownAfter(a.store.get(), err)
 	} else {
 		a.st = nil
 		_ = a.load()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -70,15 +71,18 @@ func (s *stepStore) appends() [][]events.Type {
 	return slices.Clone(s.log)
 }
 
-// fuseHost is a host on store whose agent "a" asks for one call of tool
-// echo, then answers "done".
-func fuseHost(t testing.TB, store events.Store) *Host {
-	t.Helper()
-	h := newTestHost(t, HostConfig{Conn: testNATS(t)(), Store: store})
-	args, _ := json.Marshal(map[string]string{"env": "prod"})
-	model := llm.NewScripted(llm.ScriptToolCalls(llm.ToolCall{ID: "c1", Name: "echo", Arguments: args}), llm.ScriptText("done"))
-	if err := h.Register(&AgentSpec{Name: "a", Model: model, Tools: []toolsets.Tool{coreTool(t, "echo")}}); err != nil {
-		t.Fatal(err)
+// fuseHost is a host on store whose agent "a" asks for calls calls of
+// tool echo (concurrent-safe) in one response, then answers "done".
+func fuseHost(tb testing.TB, store events.Store, calls int) *Host {
+	tb.Helper()
+	h := newTestHost(tb, HostConfig{Conn: testNATS(tb)(), Store: store})
+	asks := make([]llm.ToolCall, calls)
+	for i := range asks {
+		asks[i] = llm.ToolCall{ID: "c" + strconv.Itoa(i+1), Name: "echo", Arguments: json.RawMessage(`{"env":"prod"}`)}
+	}
+	model := llm.NewScripted(llm.ScriptToolCalls(asks...), llm.ScriptText("done"))
+	if err := h.Register(&AgentSpec{Name: "a", Model: model, Tools: []toolsets.Tool{coreTool(tb, "echo", toolsets.WithConcurrentSafe(true))}}); err != nil {
+		tb.Fatal(err)
 	}
 	return h
 }
@@ -88,7 +92,7 @@ func fuseHost(t testing.TB, store events.Store) *Host {
 // request.
 func TestFusedAppendsOfAOneCallRun(t *testing.T) {
 	store := &stepStore{Store: memstore.New()}
-	h := fuseHost(t, store)
+	h := fuseHost(t, store, 1)
 	outcomes, stop := h.Watch("r1")
 	defer stop()
 	reply, err := h.Command(t.Context(), "s1", VerbStart, StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"})
@@ -135,7 +139,7 @@ func TestFusedAppendFailure(t *testing.T) {
 		name := map[bool]string{false: "nothing stored", true: "run.started stored"}[prefix]
 		t.Run(name, func(t *testing.T) {
 			store := &stepStore{Store: memstore.New(), fail: true, prefix: prefix}
-			h := fuseHost(t, store)
+			h := fuseHost(t, store, 1)
 			outcomes, stop := h.Watch("r1")
 			defer stop()
 			start := StartCommand{RunID: "r1", Agent: "a", Prompt: "hi"}

@@ -132,7 +132,7 @@ func (a *sessionActor) failPanicked(c actor.Context, msg string) (err error) {
 // answerPanic answers cmd (nil: none), unless it was answered already,
 // with sentinel and msg.
 func (a *sessionActor) answerPanic(cmd *command, sentinel error, msg string) {
-	if cmd == nil || cmd.answered {
+	if cmd == nil {
 		return
 	}
 	cmd.answer(CommandReply{Error: commandError(cmd.verb, a.id, sentinel, "%s", msg)})
@@ -144,22 +144,18 @@ func (a *sessionActor) answerPanic(cmd *command, sentinel error, msg string) {
 // this node is cancelled, and the run's watchers are told it was lost
 // (Host.lose): the command that started it was answered long ago, when the
 // panic came in the handling of anything else (a model's reply, a tool's
-// report).
+// report). The watchers are told last, once the host forgot the actor, so
+// that a command one sends on hearing it reaches the session's next actor.
 func (a *sessionActor) stopPanicked(c actor.Context, why string) {
-	if id := a.unsettledRun(); id != "" {
-		a.h.lose(a.id, id, why)
-	}
+	lost := a.unsettledRun()
 	a.refuseHeld()
 	a.endRun(errSessionStopped)
 	a.pend, a.queued = nil, nil
-	h := a.h
-	h.mu.Lock()
-	if cur, ok := h.sessions[a.id]; ok && cur.pid.Equal(c.Self()) {
-		delete(h.sessions, a.id)
+	a.broken = true
+	a.leave(c)
+	if lost != "" {
+		a.h.lose(a.id, lost, why)
 	}
-	h.mu.Unlock()
-	a.passivated, a.broken = true, true
-	c.Poison(c.Self())
 }
 
 // unsettledRun is the id of the run a stopping actor leaves unsettled:

@@ -52,21 +52,21 @@ func (s *appendFails) Append(ctx context.Context, stream string, exp events.Expe
 	return s.Store.Append(ctx, stream, exp, evs...)
 }
 
+// panicHost is a host on store whose agent "a" answers "done" with a
+// model whose name panics while armed.
 func panicHost(t *testing.T, store events.Store) (*Host, *namePanics) {
 	t.Helper()
 	model := &namePanics{Model: llm.AlwaysText("done")}
-	h := newTestHost(t, HostConfig{Conn: testNATS(t)(), Store: store})
-	if err := h.Register(&AgentSpec{Name: "a", Model: model}); err != nil {
-		t.Fatal(err)
-	}
-	return h, model
+	return modelHost(t, testNATS(t), store, model), model
 }
 
+// lastEvent is the last event of the session's stream, whose hash chain
+// it checks.
 func lastEvent(t *testing.T, store events.Store, session string) events.Event {
 	t.Helper()
-	evs, err := store.ReadStream(t.Context(), events.SessionStream(session), 0)
-	if err != nil || len(evs) == 0 {
-		t.Fatalf("read stream: %d events, %v", len(evs), err)
+	evs := verifyStream(t, store, session)
+	if len(evs) == 0 {
+		t.Fatalf("the stream of %s has no events", session)
 	}
 	return evs[len(evs)-1]
 }

@@ -14,8 +14,14 @@ import (
 // textHost is a host on store whose agent "a" answers "done".
 func textHost(t *testing.T, conn func() *nats.Conn, store events.Store) *Host {
 	t.Helper()
+	return modelHost(t, conn, store, llm.AlwaysText("done"))
+}
+
+// modelHost is a host on store whose agent "a" has model and no tools.
+func modelHost(t *testing.T, conn func() *nats.Conn, store events.Store, model llm.Model) *Host {
+	t.Helper()
 	h := newTestHost(t, HostConfig{Conn: conn(), Store: store})
-	if err := h.Register(&AgentSpec{Name: "a", Model: llm.AlwaysText("done")}); err != nil {
+	if err := h.Register(&AgentSpec{Name: "a", Model: model}); err != nil {
 		t.Fatal(err)
 	}
 	return h

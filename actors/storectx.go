@@ -14,7 +14,7 @@ const storeTimeout = 30 * time.Second
 // storeTimeout/2 and storeTimeout, and an append costs no timer of its own.
 // Its contexts derive from parent, the host's store lifetime (see
 // Host.stopSessions), so that the host's close can end the calls of a
-// store that cannot answer; nil: context.Background().
+// store that cannot answer.
 type storeCtx struct {
 	parent   context.Context
 	ctx      context.Context
@@ -27,12 +27,8 @@ type storeCtx struct {
 func (s *storeCtx) get() context.Context {
 	if s.ctx == nil || time.Until(s.deadline) < storeTimeout/2 {
 		s.release()
-		parent := s.parent
-		if parent == nil {
-			parent = context.Background()
-		}
 		s.deadline = time.Now().Add(storeTimeout)
-		s.ctx, s.cancel = context.WithDeadline(parent, s.deadline)
+		s.ctx, s.cancel = context.WithDeadline(s.parent, s.deadline)
 	}
 	return s.ctx
 }

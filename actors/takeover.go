@@ -57,12 +57,12 @@ func (h *Host) WatchLeases(ctx context.Context, taken func(sessionID string)) er
 		return ErrNoLeases
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	// Close stops the renewals (h.own.stop): the watch stops with them.
+	// Close stops the renewals (stopOwnership): the watch stops with them.
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		select {
-		case <-h.own.stop:
+		case <-h.own.ctx.Done():
 			cancel()
 		case <-ctx.Done():
 		}
