@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/bus/bustest"
 	"github.com/weft-run/weft/events/memstore"
 )
 
@@ -50,16 +51,7 @@ func TestCloseWithConnectionDown(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Shutdown)
-			nc, err := srv.Connect()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(nc.Close)
+			srv, nc := bustest.Server(t)
 			n := newTakeoverNode(t, func() *nats.Conn { return nc }, memstore.New(), "node-a",
 				nodeOptions{ttl: tc.ttl, markers: true, block: true})
 			startBlockedRun(t, n, "down")

@@ -1,5 +1,6 @@
 // Package bustest holds what the tests of weft's bus and of its users
-// share: a self-signed TLS certificate for a loopback listener.
+// share: a self-signed TLS certificate for a loopback listener, and an
+// embedded server with a connection to it.
 package bustest
 
 import (

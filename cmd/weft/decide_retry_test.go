@@ -12,22 +12,14 @@ import (
 
 	"github.com/weft-run/weft/actors"
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/bus/bustest"
 )
 
 // TestSendResumeRetrying: refusals that guarantee nothing was recorded
 // (session_owned, unavailable) are retried until a node accepts; any other
 // refusal is returned at once.
 func TestSendResumeRetrying(t *testing.T) {
-	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	_, nc := bustest.Server(t)
 
 	tests := []struct {
 		name    string
@@ -78,16 +70,7 @@ func TestSendResumeRetrying(t *testing.T) {
 // still refuses with session_owned, the last refusal is returned, not the
 // context's error.
 func TestSendResumeRetryingUntilContextEnds(t *testing.T) {
-	srv, err := bus.StartServer(bus.ServerConfig{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	_, nc := bustest.Server(t)
 	subject, err := bus.Default.Command("s1", actors.VerbResume)
 	if err != nil {
 		t.Fatal(err)
