@@ -1,13 +1,11 @@
 package weft_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,26 +16,9 @@ import (
 	"github.com/weft-run/weft/bus"
 	"github.com/weft-run/weft/events"
 	jsstore "github.com/weft-run/weft/events/jetstream"
+	"github.com/weft-run/weft/internal/logtest"
 	"github.com/weft-run/weft/llm"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Recovery over a log with a damaged running session (a raw "not json"
 // message in its stream) carries the other running session on to its end,
@@ -80,7 +61,7 @@ func TestRecoverGoesOnPastADamagedSession(t *testing.T) {
 		}
 	}()
 
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	rt, err := weft.Start(ctx, weft.Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

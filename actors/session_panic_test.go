@@ -1,19 +1,18 @@
 package actors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
+	"github.com/weft-run/weft/internal/logtest"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -275,24 +274,6 @@ func (m armsOnReply) Request(ctx context.Context, req *llm.Request) (*llm.Respon
 	return resp, err
 }
 
-// lockedBuffer is a log sink safe for the actors' goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // When a panic in the handling of a tool's report (no command waits for
 // it: the run's start was answered long before) cannot be recorded, the
 // run's watchers hear at once that its actor stopped without settling it
@@ -301,7 +282,7 @@ func (b *lockedBuffer) String() string {
 // the actor, which carries the run on.
 func TestSessionPanicUnrecordedTellsTheWatchers(t *testing.T) {
 	store := &appendFails{Store: memstore.New()}
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	model := &namePanics{Model: llm.NewScripted(
 		llm.ScriptToolCalls(llm.ToolCall{ID: "c1", Name: "echo", Arguments: json.RawMessage(`{"env":"x"}`)}),
 		llm.ScriptText("done"))}

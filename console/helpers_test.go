@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -22,6 +20,7 @@ import (
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/httpapi"
+	"github.com/weft-run/weft/internal/logtest"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -44,25 +43,12 @@ const (
 	viewerToken   = "viewer-token-0123456789"
 )
 
-// syncBuffer is a log sink the tests read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // node is a runtime with the API and the console on a test server.
 type node struct {
 	rt    *weft.Runtime
 	store events.Store
 	srv   *httptest.Server
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 	agent *weft.Agent
 }
 
@@ -105,7 +91,7 @@ func startNodeAgents(t *testing.T, store events.Store, readStore events.Store, a
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	api, err := httpapi.New(rt, httpapi.Config{Agents: all, Tokens: tokens, Logger: logger, KeepAlive: 200e6})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/weft-run/weft/events"
 	"github.com/weft-run/weft/events/memstore"
 	"github.com/weft-run/weft/httpapi"
+	"github.com/weft-run/weft/internal/logtest"
 	"github.com/weft-run/weft/llm"
 	"github.com/weft-run/weft/toolsets"
 )
@@ -113,7 +113,7 @@ type fixture struct {
 	rt   *weft.Runtime
 	api  *httpapi.API
 	srv  *httptest.Server
-	logs *syncBuffer
+	logs *logtest.Buffer
 }
 
 type fixtureOptions struct {
@@ -186,7 +186,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	if !o.noTokens {
 		cfg.Tokens = testTokens(t)
 	}
-	f := &fixture{rt: rt, logs: &syncBuffer{}}
+	f := &fixture{rt: rt, logs: &logtest.Buffer{}}
 	cfg.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.CORSOrigins = o.cors
 	cfg.Reload = o.reload
@@ -359,22 +359,4 @@ type envelope struct {
 	Version  uint64          `json:"version"`
 	RunID    string          `json:"run_id"`
 	Data     json.RawMessage `json:"data"`
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use (the logs).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weft-run/weft/bus"
+	"github.com/weft-run/weft/internal/logtest"
 	"github.com/weft-run/weft/protocol"
 	"github.com/weft-run/weft/toolsets"
 	"github.com/weft-run/weft/worker"
@@ -61,24 +61,6 @@ func (m *ackMsg) NakWithDelay(time.Duration) error { m.record("nak"); return nil
 func (m *ackMsg) Term() error                      { m.record("term"); return nil }
 func (m *ackMsg) recorded() []string               { m.mu.Lock(); defer m.mu.Unlock(); return slices.Clone(m.events) }
 
-// syncBuffer is a log sink safe for the worker's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestPoolServesOnlyConfirmedAcks hands a pooled worker a call whose
 // acknowledgement the server does not confirm: the worker must not run it
 // (the message is redelivered, or, if the acknowledgement landed, the node
@@ -104,7 +86,7 @@ func TestPoolServesOnlyConfirmedAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	w, err := worker.New(nc, []toolsets.Tool{tool}, worker.WithPool("p"),
 		worker.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	if err != nil {
