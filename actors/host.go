@@ -395,14 +395,8 @@ func (h *Host) sessionLocked(id string, newSession bool) (sessionRef, error) {
 	if err := events.ValidateStream(stream); err != nil {
 		return sessionRef{}, err
 	}
-	box := &mailbox{}
-	fresh := newSession
-	producer := func() actor.Actor {
-		a := newSessionActor(h, id, stream, box)
-		a.fresh, fresh = fresh, false // a restart reads the stream
-		return a
-	}
-	props := actor.PropsFromProducer(producer, h.props...).
+	box := &mailbox{newStream: newSession}
+	props := actor.PropsFromProducer(func() actor.Actor { return newSessionActor(h, id, stream, box) }, h.props...).
 		Configure(actor.WithMailbox(func() actor.Mailbox { return box }))
 	ref := sessionRef{pid: h.system.Root.Spawn(props), box: box}
 	h.sessions[id] = ref

@@ -57,6 +57,9 @@ type mailbox struct {
 	// run is process for the dispatcher, made once (by the goroutine that
 	// set the mailbox running first).
 	run func()
+	// newStream: the actor's session has no events (Host.StartNew); its
+	// first incarnation reads and clears it when it starts.
+	newStream bool
 }
 
 const (

@@ -61,9 +61,6 @@ type sessionActor struct {
 	// broken: the actor stopped after a panic it could not settle (see
 	// settlePanic); the commands left in its mailbox are refused.
 	broken bool
-	// fresh: the session has no events (Host.StartNew), set on the
-	// actor's first incarnation only: a restart reads the stream.
-	fresh bool
 	// The idle timer (see passivate.go): when the actor last handled a
 	// message, and whether the timer is running.
 	lastActive time.Time
@@ -160,7 +157,8 @@ func (a *sessionActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.self = c.Self()
-		if a.fresh {
+		if a.box.newStream {
+			a.box.newStream = false // a restart reads the stream
 			a.start0()
 		} else if a.load() == nil {
 			a.advance(c)
